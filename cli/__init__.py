@@ -1,0 +1,1 @@
+"""The ``pypto`` command (installed as the package ``pypto_cli``)."""

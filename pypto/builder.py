@@ -1,0 +1,86 @@
+"""Building a Graph one equation at a time, typing each equation with its registry rules.
+
+The builder is what every front end writes through (the lazy API's tracer now; the libcst front
+end later). Errors from the rules get the operands named and the user's source site attached.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import python_scalar_type, to_dtype, weak_dtype
+from .errors import PyptoError
+from .ir import Atom, Eqn, Graph, Literal, Var, freeze_attrs
+from .registry import OpDef
+from .shapes import ShapeContext
+from .source import Site
+from .symbolic import Expr
+from .types import TensorType
+
+
+def literal(value) -> Literal:
+    """A scalar constant: Python numbers and symbolic sizes are weak, NumPy scalars strong."""
+    if isinstance(value, Expr):
+        return Literal(value, TensorType(np.dtype(np.int64), (), weak=True))
+    pytype = python_scalar_type(value)
+    if pytype is bool:
+        return Literal(np.bool_(value), TensorType(np.dtype(bool), ()))
+    if pytype is not None:
+        return Literal(value, TensorType(weak_dtype(pytype), (), weak=True))
+    if isinstance(value, np.generic):
+        return Literal(value, TensorType(to_dtype(value.dtype, "scalar constant"), ()))
+    raise TypeError(f"not a scalar constant: {value!r}")
+
+
+class GraphBuilder:
+    def __init__(self, ctx: ShapeContext):
+        self.ctx = ctx
+        self.inputs: list[Var] = []
+        self.consts: list[tuple[Var, np.ndarray]] = []
+        self.eqns: list[Eqn] = []
+        self.labels: dict[int, str] = {}  # id(Var) -> how errors name it
+        self.site: Site | None = None  # the user site of what is being built
+
+    def add_input(self, name: str, type: TensorType) -> Var:
+        v = Var(type, name)
+        self.inputs.append(v)
+        self.labels[id(v)] = name
+        return v
+
+    def add_const(self, array: np.ndarray) -> Var:
+        a = np.asarray(array)
+        v = Var(TensorType(to_dtype(a.dtype, "constant array"), tuple(int(d) for d in a.shape)))
+        self.consts.append((v, a))
+        self.labels[id(v)] = "constant" + self.ctx.show(a.shape)
+        return v
+
+    def label(self, atom: Atom) -> str:
+        if isinstance(atom, Literal):
+            return str(atom)
+        return self.labels.get(id(atom), "value")
+
+    def describe(self, atom: Atom) -> str:
+        t = atom.type
+        return f"{self.label(atom)}: {t.dtype} {self.ctx.show(t.shape)}"
+
+    def apply(self, op: OpDef, inputs: tuple[Atom, ...], attrs: dict) -> Var:
+        try:
+            norm, out_type = op.infer(self.ctx, tuple(a.type for a in inputs), attrs)
+        except PyptoError as e:
+            operands = ", ".join(self.describe(a) for a in inputs)
+            raise e.with_context(f"`{op.name}` of {operands}", self.site) from None
+        out = Var(out_type)
+        self.eqns.append(Eqn(op.name, tuple(inputs), freeze_attrs(norm), out, self.site))
+        args = ", ".join(self.label(a) for a in inputs)
+        text = f"{op.name}({args})"
+        self.labels[id(out)] = text if len(text) <= 48 else f"{op.name}(...)"
+        return out
+
+    def finish(self, outputs) -> Graph:
+        return Graph(
+            tuple(self.inputs),
+            tuple(self.consts),
+            tuple(self.eqns),
+            tuple(outputs),
+            tuple(self.ctx.guards),
+        )

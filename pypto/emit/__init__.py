@@ -1,0 +1,1 @@
+"""Emitters, Plan to Python module source (numpy, cuda, dask targets). Not built yet."""

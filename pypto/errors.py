@@ -1,0 +1,89 @@
+"""One exception family with stable codes (documented in docs/errors.md).
+
+Every error PyPTO raises on purpose is a ``PyptoError``: a code, a message in plain words, an
+optional hint, and the user's source site when known, rendered as ``file:line:col``, the line and
+a caret. Subclasses also derive from the builtin exception a NumPy user would expect, so
+``except ValueError`` keeps working for shape errors.
+"""
+
+from __future__ import annotations
+
+from .source import Site
+
+
+class PyptoError(Exception):
+    code = "PPT000"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        site: Site | None = None,
+        code: str | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.site = site
+        if code is not None:
+            self.code = code
+
+    def with_context(self, prefix: str | None = None, site: Site | None = None) -> PyptoError:
+        """Add what was being done and where, unless already known. Returns self."""
+        if prefix and not self.message.startswith(prefix):
+            self.message = f"{prefix}: {self.message}"
+        if self.site is None and site is not None:
+            self.site = site
+        self.args = (self.message,)
+        return self
+
+    def __str__(self):
+        parts = [f"[{self.code}] {self.message}"]
+        if self.site is not None:
+            parts.append(self.site.render())
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class ShapeError(PyptoError, ValueError):
+    code = "PPT201"
+
+
+class AxisError(ShapeError, IndexError):
+    code = "PPT202"
+
+
+class IndexingError(PyptoError, IndexError):
+    code = "PPT204"
+
+
+class DTypeError(PyptoError, TypeError):
+    code = "PPT301"
+
+
+class ArgumentError(PyptoError, TypeError):
+    code = "PPT206"
+
+
+class BindingError(PyptoError, TypeError):
+    code = "PPT401"
+
+
+class RegistryError(PyptoError, ValueError):
+    code = "PPT501"
+
+
+class UnsupportedError(PyptoError, NotImplementedError):
+    code = "PPT101"
+
+
+class ExecutionError(PyptoError, RuntimeError):
+    code = "PPT601"
+
+
+class InternalError(PyptoError, AssertionError):
+    """A broken invariant inside PyPTO (a bug): verify() failures and rule/NumPy mismatches."""
+
+    code = "PPT901"

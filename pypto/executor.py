@@ -1,0 +1,84 @@
+"""The reference executor: runs a Graph op by op with each op's NumPy implementation.
+
+It is the oracle later backends are compared with, so it checks itself: every value it computes
+must have exactly the dtype and shape the rules recorded (a mismatch is a bug in a rule, raised as
+InternalError, never a silently different answer). Errors NumPy raises while computing (a
+zero-size maximum, an integer to a negative power) are re-raised as ExecutionError naming the op
+and the user's source line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ExecutionError, InternalError, PyptoError
+from .ir import Graph, Literal
+from .registry import REGISTRY
+from .symbolic import Expr, as_symbol, evaluate
+
+
+def bind_symbols(graph: Graph, values) -> dict[str, int]:
+    """Size-symbol values from the shapes of the input values (in graph.inputs order)."""
+    env: dict[str, int] = {}
+    for var, value in zip(graph.inputs, values):
+        for d, n in zip(var.type.shape, np.shape(value)):
+            name = as_symbol(d)
+            if name is not None:
+                env[name] = int(n)
+    return env
+
+
+def resolve(value, env):
+    """Attributes with symbolic sizes, made concrete for NumPy (objects such as a normalized
+    slice say how, with a ``resolve(env)`` method)."""
+    if isinstance(value, Expr):
+        return evaluate(value, env)
+    if isinstance(value, tuple):
+        return tuple(resolve(v, env) for v in value)
+    if hasattr(value, "resolve"):
+        return value.resolve(env)
+    return value
+
+
+def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> list:
+    """Run ``graph`` on input ``values`` (in graph.inputs order); returns the output values."""
+    if env is None:
+        env = bind_symbols(graph, values)
+    vals: dict[int, object] = {id(v): x for v, x in zip(graph.inputs, values)}
+    for v, array in graph.consts:
+        vals[id(v)] = array
+
+    def get(atom):
+        if isinstance(atom, Literal):
+            return resolve(atom.value, env)
+        return vals[id(atom)]
+
+    for eqn in graph.eqns:
+        op = REGISTRY[eqn.op]
+        args = [get(a) for a in eqn.inputs]
+        attrs = {k: resolve(v, env) for k, v in eqn.attrs}
+        try:
+            result = op.impl(*args, **attrs)
+        except PyptoError as e:
+            raise e.with_context(f"running `{eqn.op}`", eqn.site) from None
+        except Exception as e:  # NumPy's own errors: keep the message, add where it happened
+            raise ExecutionError(
+                f"running `{eqn.op}`: {type(e).__name__}: {e}", site=eqn.site
+            ) from e
+        _check(eqn, result, env)
+        vals[id(eqn.out)] = result
+    return [get(a) for a in graph.outputs]
+
+
+def _check(eqn, result, env):
+    t = eqn.out.type
+    dtype = getattr(result, "dtype", None)
+    shape = tuple(np.shape(result))
+    want = t.concrete_shape(env)
+    if dtype != t.dtype or shape != want:
+        kind = "user operator" if not REGISTRY[eqn.op].builtin else "op"
+        raise (ExecutionError if kind == "user operator" else InternalError)(
+            f"{kind} `{eqn.op}` returned {dtype} {shape}, its rules say {t.dtype} {want}",
+            site=eqn.site,
+            hint="give register_operator an explicit shape= and dtype=" if kind != "op" else None,
+        )

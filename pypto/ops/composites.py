@@ -1,0 +1,282 @@
+"""Composite ops: written once as NumPy-style code over other ops, expanded when traced.
+
+A composite never appears in a graph: its ``expand`` runs on traced tensors (types known), so
+the passes see only primitive ops, and a softmax written by hand and ``ppto.softmax`` are the same
+graph. Each expansion follows the arithmetic of NumPy's (or SciPy's) own implementation, so
+results match it, dtypes included. ``impl`` is the NumPy reference, used when a composite is
+applied to plain numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..api import apply, current_builder, lift, no_out
+from ..dtypes import is_integer_or_bool, python_scalar_type, to_dtype
+from ..errors import ArgumentError, ShapeError, UnsupportedError
+from ..registry import OpDef, register
+from ..shapes import normalize_axes, normalize_axis
+from ..symbolic import smax
+from .maps import clamp, where
+from .reorders import concatenate, expand_dims, reshape, transpose
+
+
+def _composite(name, api, expand, impl=None, numpy=(), aliases=()):
+    api.__name__ = api.__qualname__ = name
+    register(OpDef(name, "composite", api, impl=impl, expand=expand, numpy=numpy, aliases=aliases))
+
+
+def _op(name):
+    from ..registry import REGISTRY
+
+    return REGISTRY[name].api
+
+
+# -- softmax / log_softmax (SciPy's formulations) -----------------------------------------------
+def softmax(x, axis=-1):
+    """exp(x - max) / sum(exp(x - max)) along ``axis`` (default: the last; None: all)."""
+    return apply("softmax", (x,), {"axis": axis})
+
+
+def _softmax(x, axis):
+    x = lift(x)
+    e = _op("exp")(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_ref(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+_composite("softmax", softmax, _softmax, _softmax_ref)
+
+
+def log_softmax(x, axis=-1):
+    """x - max - log(sum(exp(x - max))) along ``axis``; a non-finite max counts as 0 (SciPy)."""
+    return apply("log_softmax", (x,), {"axis": axis})
+
+
+def _log_softmax(x, axis):
+    x = lift(x)
+    m = x.max(axis=axis, keepdims=True)
+    m = where(_op("isfinite")(m), m, 0)
+    shifted = x - m
+    return shifted - _op("log")(_op("exp")(shifted).sum(axis=axis, keepdims=True))
+
+
+def _log_softmax_ref(x, axis=-1):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    shifted = x - m
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+_composite("log_softmax", log_softmax, _log_softmax, _log_softmax_ref)
+
+
+# -- var / std (NumPy's _var) ---------------------------------------------------------------------
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Variance along ``axis``: mean of squared deviations, divided by (n - ddof)."""
+    no_out(out, "var")
+    return apply("var", (a,), {"axis": axis, "dtype": dtype, "ddof": ddof, "keepdims": keepdims})
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Standard deviation: sqrt of ``var``."""
+    no_out(out, "std")
+    return apply("std", (a,), {"axis": axis, "dtype": dtype, "ddof": ddof, "keepdims": keepdims})
+
+
+def _var(a, axis, dtype, ddof, keepdims):
+    x = lift(a)
+    if x.dtype.kind == "c":
+        raise UnsupportedError("var/std of complex values")
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
+        raise ArgumentError(f"ddof must be an integer, not {ddof!r}")
+    axes = normalize_axes(axis, x.ndim)
+    count = 1
+    for ax in axes:
+        count = count * x.shape[ax]
+    ctype = (
+        to_dtype(dtype, "dtype")
+        if dtype is not None
+        else (np.dtype(np.float64) if is_integer_or_bool(x.dtype) else None)
+    )
+    total = x.sum(axis=axes, dtype=ctype, keepdims=True)
+    mean = _cast(total / count, total.dtype)
+    dev = x - mean
+    sq = _op("square")(dev) if x.dtype.kind != "b" else dev * dev
+    ret = sq.sum(axis=axes, dtype=ctype, keepdims=keepdims)
+    return _cast(ret / smax(count - int(ddof), 0), ret.dtype)
+
+
+def _cast(t, dtype):
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+def _std(a, axis, dtype, ddof, keepdims):
+    v = _var(a, axis, dtype, ddof, keepdims)
+    return _cast(_op("sqrt")(v), v.dtype)
+
+
+_composite("var", var, _var, np.var, (np.var,))
+_composite("std", std, _std, np.std, (np.std,))
+
+
+# -- gradient (np.gradient, uniform spacing, edge_order 1) ---------------------------------------
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """Central differences inside, one-sided differences at the edges (``np.gradient`` with
+    scalar spacings). One axis gives one tensor; several give a tuple."""
+    if edge_order != 1:
+        raise UnsupportedError(
+            f"gradient with edge_order={edge_order}", hint="only edge_order=1 is supported"
+        )
+    for h in varargs:
+        if python_scalar_type(h) is None and not isinstance(h, np.generic):
+            raise UnsupportedError(
+                "gradient with coordinate arrays as spacing",
+                hint="pass scalar spacings (a uniform grid)",
+            )
+    if axis is None or isinstance(axis, (tuple, list)):
+        if axis is None and current_builder() is None:
+            raise UnsupportedError(
+                "gradient over all axes of a lazy tensor (its rank is only known when it runs)",
+                hint="pass axis=0, axis=1, ...",
+            )
+        axes = tuple(range(lift(f).ndim)) if axis is None else tuple(axis)
+        return tuple(
+            apply("gradient", (f,), {"spacing": _spacing(varargs, axes, i), "axis": ax})
+            for i, ax in enumerate(axes)
+        )
+    return apply("gradient", (f,), {"spacing": _spacing(varargs, (axis,), 0), "axis": axis})
+
+
+def _spacing(varargs, axes, i):
+    if not varargs:
+        return 1.0
+    if len(varargs) == 1:
+        return varargs[0]
+    if len(varargs) != len(axes):
+        raise ArgumentError(f"gradient: {len(varargs)} spacings for {len(axes)} axes")
+    return varargs[i]
+
+
+def _gradient(f, spacing, axis):
+    f = lift(f)
+    ax = normalize_axis(axis, f.ndim)
+    otype = f.dtype
+    if otype.kind in "iu":
+        f, otype = f.astype(np.float64), np.dtype(np.float64)
+    n = f.shape[ax]
+    if not current_builder().ctx.ge(n, 2):
+        raise ShapeError(
+            "Shape of array too small to calculate a numerical gradient, at least "
+            "(edge_order + 1) elements are required."
+        )
+
+    def part(start, stop):
+        return f[(slice(None),) * ax + (slice(start, stop),)]
+
+    interior = (part(2, None) - part(None, -2)) / (2.0 * spacing)
+    first = (part(1, 2) - part(0, 1)) / spacing
+    last = (part(-1, None) - part(-2, -1)) / spacing
+    return _cast(concatenate([first, interior, last], axis=ax), otype)
+
+
+_composite("gradient", gradient, _gradient, np.gradient, (np.gradient,))
+
+
+# -- outer, stack, swapaxes, ravel, clip ----------------------------------------------------------
+def outer(a, b):
+    """``np.outer``: every product of the flattened a with the flattened b."""
+    return apply("outer", (a, b))
+
+
+def _strong(t):
+    t = lift(t)
+    return t.astype(t.dtype) if t._atom.type.weak else t
+
+
+def _outer(a, b):
+    return reshape(_strong(a), (-1, 1)) * reshape(_strong(b), (1, -1))
+
+
+_composite("outer", outer, _outer, np.outer, (np.outer,))
+
+
+def stack(arrays, axis=0):
+    """Join arrays of equal shape along a new axis."""
+    if not isinstance(arrays, (list, tuple)) or not arrays:
+        raise ArgumentError("stack needs a non-empty list or tuple of arrays")
+    return apply("stack", tuple(arrays), {"axis": axis})
+
+
+def _stack(*arrays, axis):
+    arrays = [lift(a) for a in arrays]
+    ctx = current_builder().ctx
+    first = arrays[0].shape
+    for a in arrays[1:]:
+        if len(a.shape) != len(first) or not all(ctx.eq(d0, d) for d0, d in zip(first, a.shape)):
+            raise ShapeError(
+                "all input arrays must have the same shape, got "
+                + " and ".join(ctx.show(t.shape) for t in (arrays[0], a))
+            )
+    ax = normalize_axis(axis, arrays[0].ndim + 1)
+    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax)
+
+
+_composite("stack", stack, _stack, np.stack, (np.stack,))
+
+
+def swapaxes(a, axis1, axis2):
+    """Exchange two axes."""
+    return apply("swapaxes", (a,), {"axis1": axis1, "axis2": axis2})
+
+
+def _swapaxes(a, axis1, axis2):
+    a = lift(a)
+    perm = list(range(a.ndim))
+    i, j = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, tuple(perm))
+
+
+_composite("swapaxes", swapaxes, _swapaxes, np.swapaxes, (np.swapaxes,))
+
+
+def ravel(a):
+    """The elements in C order, as a vector."""
+    return reshape(a, -1)
+
+
+_composite("ravel", ravel, ravel, np.ravel, (np.ravel,), aliases=("flatten",))
+
+
+def clip(a, a_min=None, a_max=None):
+    """Limit values to [a_min, a_max]; either bound may be None (NumPy's np.clip)."""
+    operands = (a,) + tuple(b for b in (a_min, a_max) if b is not None)
+    return apply("clip", operands, {"has_min": a_min is not None, "has_max": a_max is not None})
+
+
+def _clip(a, *bounds, has_min, has_max):
+    x = lift(a)
+    bounds = list(bounds)
+    lo = bounds.pop(0) if has_min else None
+    hi = bounds.pop(0) if has_max else None
+    if x.dtype.kind in "iu":  # as np.clip: Python ints beyond the dtype's range are no bound
+        info = np.iinfo(x.dtype)
+        if type(lo) is int and lo <= info.min:
+            lo = None
+        if type(hi) is int and hi >= info.max:
+            hi = None
+    if lo is None and hi is None:
+        return _op("positive")(x)
+    if lo is None:
+        return _op("minimum")(x, hi)
+    if hi is None:
+        return _op("maximum")(x, lo)
+    return clamp(x, lo, hi)
+
+
+_composite("clip", clip, _clip, np.clip, (np.clip,))

@@ -1,0 +1,295 @@
+"""Reorders: ops that only move, drop or repeat elements (index maps, never arithmetic).
+
+``transpose reshape expand_dims squeeze broadcast_to flip concatenate`` and basic indexing
+(``getitem``; its normalization lives in indexing.py). Each keeps its operand's dtype, except
+``concatenate``, which promotes like NumPy.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..api import apply
+from ..errors import ArgumentError, ShapeError, UnsupportedError
+from ..registry import OpDef, register
+from ..shapes import normalize_axes, normalize_axis, size_of
+from ..symbolic import Expr, floordiv
+from .indexing import getitem_shape, normalize_index
+from .rules import promoted_dtype, same_dtype
+
+
+def _reorder(
+    name, api, impl, shape_rule, normalize=None, numpy=(), dtype_rule=same_dtype, aliases=()
+):
+    api.__name__ = api.__qualname__ = name
+    register(
+        OpDef(
+            name,
+            "reorder",
+            api,
+            impl=impl,
+            shape_rule=shape_rule,
+            dtype_rule=dtype_rule,
+            normalize=normalize,
+            numpy=numpy,
+            aliases=aliases,
+        )
+    )
+
+
+# -- transpose ------------------------------------------------------------------------------------
+def transpose(x, axes=None):
+    """Permute axes (``axes=None`` reverses them), as ``np.transpose``."""
+    return apply("transpose", (x,), {"perm": axes})
+
+
+def _transpose_norm(ctx, t, perm):
+    if perm is None:
+        return {"perm": tuple(reversed(range(t.rank)))}
+    perm = perm if isinstance(perm, tuple) else (perm,)
+    if len(perm) != t.rank:
+        raise ShapeError(f"axes {perm} don't match an array of rank {t.rank}")
+    perm = tuple(normalize_axis(a, t.rank) for a in perm)
+    if sorted(perm) != list(range(t.rank)):
+        raise ShapeError(f"axes {perm} are not a permutation of the array's axes")
+    return {"perm": perm}
+
+
+_reorder(
+    "transpose",
+    transpose,
+    lambda x, perm: np.transpose(x, perm),
+    lambda ctx, shape, perm: tuple(shape[a] for a in perm),
+    _transpose_norm,
+    (np.transpose,),
+    aliases=("permute_dims",),
+)
+
+
+# -- reshape --------------------------------------------------------------------------------------
+def reshape(x, shape, order="C"):
+    """Give new sizes to the same elements in C order; one size may be -1 (inferred)."""
+    if order != "C":
+        raise UnsupportedError(f"reshape with order={order!r}", hint="only order='C' is supported")
+    return apply("reshape", (x,), {"shape": shape})
+
+
+def _size(d):
+    if isinstance(d, Expr):
+        return d
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise ArgumentError(f"reshape sizes must be integers, not {d!r}") from None
+
+
+def _reshape_norm(ctx, t, shape):
+    shape = tuple(_size(d) for d in (shape if isinstance(shape, tuple) else (shape,)))
+    unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
+    if len(unknown) > 1:
+        raise ShapeError("can only specify one unknown dimension (-1)")
+    if any(isinstance(d, int) and d < -1 for d in shape):
+        raise ShapeError(f"negative size in reshape {shape}")
+    total = size_of(t.shape)
+    known = size_of(d for i, d in enumerate(shape) if i not in unknown)
+    shown = ctx.show(shape)
+    bad = ShapeError(f"cannot reshape an array of size {ctx.show_dim(total)} into shape {shown}")
+    if unknown:
+        if known == 0:
+            raise bad
+        shape = tuple(floordiv(total, known) if i in unknown else d for i, d in enumerate(shape))
+    # One question for both forms, so that normalizing again asks (and guards) the same thing.
+    if not ctx.eq(total, size_of(shape)):
+        raise bad
+    return {"shape": shape}
+
+
+_reorder("reshape", reshape, np.reshape, lambda ctx, s, shape: shape, _reshape_norm, (np.reshape,))
+
+
+# -- expand_dims / squeeze ------------------------------------------------------------------------
+def expand_dims(x, axis):
+    """Insert size-1 axes at positions ``axis`` (int or tuple) of the result."""
+    return apply("expand_dims", (x,), {"axis": axis})
+
+
+def _expand_shape(ctx, shape, axis):
+    it = iter(shape)
+    return tuple(1 if i in axis else next(it) for i in range(len(shape) + len(axis)))
+
+
+_reorder(
+    "expand_dims",
+    expand_dims,
+    np.expand_dims,
+    _expand_shape,
+    lambda ctx, t, axis: {
+        "axis": normalize_axes(axis, t.rank + (len(axis) if isinstance(axis, tuple) else 1))
+    },
+    (np.expand_dims,),
+)
+
+
+def squeeze(x, axis=None):
+    """Remove size-1 axes (all of them, or those named by ``axis``)."""
+    return apply("squeeze", (x,), {"axis": axis})
+
+
+def _squeeze_norm(ctx, t, axis):
+    if axis is None:
+        return {
+            "axis": tuple(
+                i
+                for i, d in enumerate(t.shape)
+                if d == 1 or (isinstance(d, Expr) and ctx.eq(d, 1, assume=False))
+            )
+        }
+    axes = normalize_axes(axis, t.rank)
+    for a in axes:
+        if not ctx.eq(t.shape[a], 1):
+            raise ShapeError(
+                f"cannot squeeze axis {a}: its size is not 1 (shape {ctx.show(t.shape)})"
+            )
+    return {"axis": axes}
+
+
+_reorder(
+    "squeeze",
+    squeeze,
+    np.squeeze,
+    lambda ctx, shape, axis: tuple(d for i, d in enumerate(shape) if i not in axis),
+    _squeeze_norm,
+    (np.squeeze,),
+)
+
+
+# -- broadcast_to ---------------------------------------------------------------------------------
+def broadcast_to(x, shape):
+    """A view of ``x`` with the given shape, by NumPy's broadcasting rules."""
+    return apply("broadcast_to", (x,), {"shape": shape})
+
+
+def _broadcast_to_norm(ctx, t, shape):
+    shape = tuple(_size(d) for d in (shape if isinstance(shape, tuple) else (shape,)))
+    if any(isinstance(d, int) and d < 0 for d in shape):
+        raise ShapeError(f"all elements of broadcast shape must be non-negative: {shape}")
+    if len(shape) < t.rank:
+        raise ShapeError(
+            f"cannot broadcast shape {ctx.show(t.shape)} to fewer dimensions {ctx.show(shape)}"
+        )
+    for d, target in zip(reversed(t.shape), reversed(shape)):
+        if d == target or d == 1 or (isinstance(d, Expr) and ctx.eq(d, 1, assume=False)):
+            continue
+        if not ctx.eq(d, target):
+            raise ShapeError(f"cannot broadcast shape {ctx.show(t.shape)} to {ctx.show(shape)}")
+    return {"shape": shape}
+
+
+_reorder(
+    "broadcast_to",
+    broadcast_to,
+    np.broadcast_to,
+    lambda ctx, s, shape: shape,
+    _broadcast_to_norm,
+    (np.broadcast_to,),
+)
+
+
+# -- flip -----------------------------------------------------------------------------------------
+def flip(x, axis=None):
+    """Reverse the order of elements along ``axis`` (None: all axes)."""
+    return apply("flip", (x,), {"axis": axis})
+
+
+_reorder(
+    "flip",
+    flip,
+    np.flip,
+    lambda ctx, shape, axis: shape,
+    lambda ctx, t, axis: {"axis": normalize_axes(axis, t.rank)},
+    (np.flip,),
+)
+
+
+# -- basic indexing -------------------------------------------------------------------------------
+def getitem(x, index):
+    """``x[index]`` with basic indexing: ints, slices (any step), None and ``...``."""
+    return apply("getitem", (x,), {"index": index})
+
+
+def _getitem_impl(x, index):
+    return np.asarray(x)[index] if not isinstance(x, (np.ndarray, np.generic)) else x[index]
+
+
+_reorder(
+    "getitem",
+    getitem,
+    _getitem_impl,
+    getitem_shape,
+    lambda ctx, t, index: {"index": normalize_index(ctx, t.shape, index)},
+)
+
+
+# -- concatenate ----------------------------------------------------------------------------------
+def concatenate(arrays, axis=0):
+    """Join a sequence of arrays along an existing axis (None: flatten them first)."""
+    if not isinstance(arrays, (list, tuple)) or not arrays:
+        raise ArgumentError("concatenate needs a non-empty list or tuple of arrays")
+    if axis is None:
+        arrays, axis = [reshape(a, -1) for a in arrays], 0
+    return apply("concatenate", tuple(arrays), {"axis": axis})
+
+
+def _concat_norm(ctx, *types, axis):
+    if types[0].rank == 0:
+        raise ShapeError("zero-dimensional arrays cannot be concatenated")
+    for i, t in enumerate(types):
+        if t.rank != types[0].rank:
+            raise ShapeError(
+                "all the input arrays must have the same number of dimensions, but the array "
+                f"at index 0 has {types[0].rank} dimension(s) and the array at index {i} has "
+                f"{t.rank} dimension(s)"
+            )
+    axis = normalize_axis(axis, types[0].rank)
+    for i, t in enumerate(types[1:], 1):
+        for a, (d0, d) in enumerate(zip(types[0].shape, t.shape)):
+            if a != axis and not ctx.eq(d0, d):
+                raise ShapeError(
+                    "all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {a}, the array at index 0 has size "
+                    f"{ctx.show_dim(d0)} and the array at index {i} has size {ctx.show_dim(d)}"
+                )
+    return {"axis": axis}
+
+
+def _concat_shape(ctx, *shapes, axis):
+    total = 0
+    for s in shapes:
+        total = total + s[axis]
+    first = shapes[0]
+    return tuple(
+        total if a == axis else _pick(ctx, [s[a] for s in shapes]) for a in range(len(first))
+    )
+
+
+def _pick(ctx, dims):
+    """Of sizes known to be equal, the most static one."""
+    return next((d for d in dims if isinstance(d, int)), dims[0])
+
+
+def _concat_impl(*arrays, axis):
+    return np.concatenate(arrays, axis=axis)
+
+
+_reorder(
+    "concatenate",
+    concatenate,
+    _concat_impl,
+    _concat_shape,
+    _concat_norm,
+    (np.concatenate,),
+    dtype_rule=promoted_dtype,
+    aliases=("concat",),
+)

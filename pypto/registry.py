@@ -1,0 +1,130 @@
+"""The op registry: one ``OpDef`` per op, read by every layer (API, executor, passes, emitters).
+
+An entry says what the op *is* (kind), how it is called (``api``, whose signature is the op's
+public signature, also used to bind NumPy calls), how it types (``normalize`` for attributes, a
+shape rule and a dtype rule) and how NumPy computes it (``impl``). Composite ops carry an
+``expand`` written with other ops instead of rules; they never appear in a graph.
+
+Kinds: ``map`` (elementwise, broadcasting), ``reduce``, ``scan``, ``reorder`` (pure index maps),
+``contract`` (matrix products), ``custom`` (user operators that are not elementwise; user
+operators declared elementwise are ``map``), ``composite``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import RegistryError
+from .shapes import ShapeContext
+from .types import TensorType
+
+KINDS = ("map", "reduce", "scan", "reorder", "contract", "custom", "composite")
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    kind: str
+    api: Callable  # the public function; its signature is the op's signature
+    impl: Callable | None = None  # NumPy implementation: impl(*values, **attrs)
+    shape_rule: Callable | None = None  # (ctx, *shapes, **attrs) -> shape
+    dtype_rule: Callable | None = None  # (*operand keys, **attrs) -> np.dtype
+    normalize: Callable | None = None  # (ctx, *types, **attrs) -> normalized attrs dict
+    expand: Callable | None = None  # composites: (*tensors, **attrs) -> Tensor
+    numpy: tuple = ()  # the NumPy callables this op stands for
+    aliases: tuple[str, ...] = ()
+    ufunc: np.ufunc | None = None
+    cuda: str | None = None  # scalar C expression for user map operators ({0}, {1}: operands)
+    builtin: bool = True
+    extra: dict = field(default_factory=dict, compare=False)  # per-op data for later layers
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise RegistryError(f"op {self.name!r}: unknown kind {self.kind!r}")
+        if self.kind == "composite":
+            if self.expand is None:
+                raise RegistryError(f"composite op {self.name!r} needs an expand function")
+        elif self.impl is None or self.shape_rule is None or self.dtype_rule is None:
+            raise RegistryError(f"op {self.name!r} needs impl, shape_rule and dtype_rule")
+
+    def infer(self, ctx: ShapeContext, types: tuple[TensorType, ...], attrs: dict):
+        """Normalized attributes and the output type, from the input types."""
+        if self.normalize is not None:
+            attrs = self.normalize(ctx, *types, **attrs)
+        dtype = self.dtype_rule(*(t.key for t in types), **attrs)
+        shape = self.shape_rule(ctx, *(t.shape for t in types), **attrs)
+        return attrs, TensorType(np.dtype(dtype), tuple(shape))
+
+
+class Registry:
+    def __init__(self):
+        self._ops: dict[str, OpDef] = {}
+        self._alias: dict[str, str] = {}
+        self._numpy: dict[int, str] = {}  # id(callable) -> op name
+        self.version = 0  # bumped on every change; part of every trace cache key
+
+    def register(self, op: OpDef, replace: bool = False) -> OpDef:
+        for name in (op.name, *op.aliases):
+            if not name.isidentifier():
+                raise RegistryError(f"op name {name!r} is not a Python identifier")
+            existing = self.lookup(name)
+            if existing is None:
+                continue
+            if existing.builtin:
+                raise RegistryError(f"{name!r} is a built-in op and cannot be replaced")
+            if not replace:
+                raise RegistryError(
+                    f"an operator named {name!r} is already registered",
+                    hint="pass replace=True to register_operator to replace it",
+                )
+            self.unregister(existing.name)
+        self._ops[op.name] = op
+        for alias in op.aliases:
+            self._alias[alias] = op.name
+        for fn in op.numpy:
+            self._numpy.setdefault(id(fn), op.name)
+        self.version += 1
+        return op
+
+    def unregister(self, name: str) -> None:
+        op = self._ops.get(self._alias.get(name, name))
+        if op is None or op.builtin:
+            raise RegistryError(f"no user operator named {name!r} to unregister")
+        del self._ops[op.name]
+        for alias in op.aliases:
+            self._alias.pop(alias, None)
+        for fn in op.numpy:
+            if self._numpy.get(id(fn)) == op.name:
+                del self._numpy[id(fn)]
+        self.version += 1
+
+    def lookup(self, name: str) -> OpDef | None:
+        return self._ops.get(self._alias.get(name, name))
+
+    def __getitem__(self, name: str) -> OpDef:
+        op = self.lookup(name)
+        if op is None:
+            raise RegistryError(f"no op named {name!r}", code="PPT502")
+        return op
+
+    def __contains__(self, name: str) -> bool:
+        return self.lookup(name) is not None
+
+    def for_numpy(self, fn) -> OpDef | None:
+        """The op standing for a NumPy callable (np.sin, np.sum, ...), if any."""
+        name = self._numpy.get(id(fn))
+        return self._ops[name] if name is not None else None
+
+    def ops(self) -> list[OpDef]:
+        return list(self._ops.values())
+
+    def names(self) -> list[str]:
+        """Every public name: op names and aliases."""
+        return sorted([*self._ops, *self._alias])
+
+
+REGISTRY = Registry()
+register = REGISTRY.register

@@ -1,0 +1,190 @@
+"""Deciding questions about symbolic sizes, and the shape helpers every shape rule shares.
+
+Shape rules ask questions such as "is this size 1?" or "is ``n - 2 >= 0``?". A ``ShapeContext``
+answers them, in this order: by proof (constants, non-negative polynomials), from *facts* (guards
+already known to hold), from concrete values of the symbols when tracing with real inputs, or by a
+stated assumption when nothing is known (ahead-of-time compilation). Every answer that is not
+proven is recorded as a ``Guard``; a graph is valid exactly for inputs on which its guards hold,
+so a cached graph is reused only after its guards are checked (torch.compile's guards, in small).
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+from .errors import AxisError, ShapeError
+from .symbolic import Dim, Expr, add, as_symbol, evaluate, free_symbols, is_nonneg, mul
+
+_NEGATE = {"==": "!=", "!=": "==", ">=": ">="}
+
+
+def _normalize(expr: Dim, rel: str) -> Dim:
+    """Canonical sign for (in)equalities so that a guard and its mirror image compare equal."""
+    if rel in ("==", "!=") and isinstance(expr, Expr) and expr.terms[0][1] < 0:
+        return mul(expr, -1)
+    return expr
+
+
+@dataclass(frozen=True)
+class Guard:
+    """``expr rel 0`` for rel in ``==``, ``!=``, ``>=``; ``lhs``/``rhs`` only for display."""
+
+    expr: Dim
+    rel: str
+    lhs: Dim = field(default=None, compare=False)
+    rhs: Dim = field(default=None, compare=False)
+
+    def holds(self, env) -> bool:
+        v = evaluate(self.expr, env)
+        return v == 0 if self.rel == "==" else v != 0 if self.rel == "!=" else v >= 0
+
+    def negated(self) -> Guard:
+        if self.rel == ">=":
+            return Guard(add(mul(self.expr, -1), -1), ">=", self.rhs, add(self.lhs, 1))
+        return Guard(self.expr, _NEGATE[self.rel], self.lhs, self.rhs)
+
+    def __str__(self):
+        if self.lhs is None:
+            return f"{self.expr} {self.rel} 0"
+        return f"{self.lhs} {self.rel} {self.rhs}"
+
+
+def make_guard(lhs: Dim, rel: str, rhs: Dim) -> Guard:
+    return Guard(_normalize(add(lhs, mul(rhs, -1)), rel), rel, lhs, rhs)
+
+
+def input_facts(types) -> list[Guard]:
+    """What specialization guarantees about input sizes: a size symbol is never 1 (inputs'
+    size-1 axes are specialized to the literal 1)."""
+    facts = []
+    for t in types:
+        for d in t.shape:
+            if as_symbol(d) is not None:
+                facts.append(make_guard(d, "!=", 1))
+    return facts
+
+
+class ShapeContext:
+    def __init__(self, env: dict | None = None, facts=()):
+        self.env = env
+        self.facts = {(g.expr, g.rel) for g in facts}
+        self.guards: list[Guard] = []
+        self._seen: set = set()
+
+    def _decide(self, lhs: Dim, rel: str, rhs: Dim, assume: bool) -> bool:
+        g = make_guard(lhs, rel, rhs)
+        e = g.expr
+        if isinstance(e, int):
+            return g.holds({})
+        if rel == ">=":
+            if is_nonneg(e):
+                return True
+            if is_nonneg(add(mul(e, -1), -1)):
+                return False
+        elif is_nonneg(add(e, -1)) or is_nonneg(add(mul(e, -1), -1)):
+            return rel == "!="  # provably nonzero
+        if (e, rel) in self.facts or (rel == ">=" and self._implied(e)):
+            return True
+        neg = g.negated()
+        if (neg.expr, neg.rel) in self.facts:
+            return False
+        if self.env is not None and free_symbols(e) <= self.env.keys():
+            outcome = g.holds(self.env)
+        else:
+            outcome = assume
+        self._record(g if outcome else neg)
+        return outcome
+
+    def _implied(self, e: Dim) -> bool:
+        """e >= 0 follows from a known g >= 0 with e - g provably non-negative."""
+        known = [x for x, rel in self.facts if rel == ">="]
+        known += [g.expr for g in self.guards if g.rel == ">="]
+        return any(is_nonneg(add(e, mul(k, -1))) for k in known)
+
+    def _record(self, g: Guard):
+        if (g.expr, g.rel) not in self._seen:
+            self._seen.add((g.expr, g.rel))
+            self.guards.append(g)
+
+    def eq(self, a: Dim, b: Dim, assume: bool = True) -> bool:
+        return self._decide(a, "==", b, assume)
+
+    def ge(self, a: Dim, b: Dim, assume: bool = True) -> bool:
+        return self._decide(a, ">=", b, assume)
+
+    def value(self, d: Dim) -> int | None:
+        """The concrete value of d when tracing with real inputs (for messages only)."""
+        if isinstance(d, int):
+            return d
+        if self.env is not None and free_symbols(d) <= self.env.keys():
+            return evaluate(d, self.env)
+        return None
+
+    def show_dim(self, d: Dim) -> str:
+        """A size for an error message: its concrete value when known."""
+        v = self.value(d)
+        return str(d) if v is None else str(v)
+
+    def show(self, shape) -> str:
+        """A shape for an error message, with concrete values where known."""
+        parts = [self.show_dim(d) for d in shape]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def broadcast_shapes(ctx: ShapeContext, *shapes) -> tuple[Dim, ...]:
+    """NumPy broadcasting of several shapes."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        acc = dims[0]
+        for d in dims[1:]:
+            acc = _broadcast_dim(ctx, acc, d, shapes)
+        out.append(acc)
+    return tuple(out)
+
+
+def _broadcast_dim(ctx: ShapeContext, a: Dim, b: Dim, shapes) -> Dim:
+    if a == b:
+        return a
+    if b == 1 or (isinstance(b, Expr) and ctx.eq(b, 1, assume=False)):
+        return a
+    if a == 1 or (isinstance(a, Expr) and ctx.eq(a, 1, assume=False)):
+        return b
+    if ctx.eq(a, b):
+        return a if isinstance(a, int) else b
+    raise ShapeError(
+        "shapes " + " and ".join(ctx.show(s) for s in shapes) + " do not broadcast together",
+        code="PPT201",
+    )
+
+
+def normalize_axis(axis, rank: int) -> int:
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise AxisError(f"axis must be an integer, not {axis!r}") from None
+    if not -rank <= a < rank:
+        raise AxisError(f"axis {a} is out of bounds for array of dimension {rank}")
+    return a % rank if rank else a
+
+
+def normalize_axes(axis, rank: int) -> tuple[int, ...]:
+    """None -> all axes; int or sequence -> sorted non-negative tuple; duplicates refused."""
+    if axis is None:
+        return tuple(range(rank))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, rank) for a in axis)
+    else:
+        axes = (normalize_axis(axis, rank),)
+    if len(set(axes)) != len(axes):
+        raise AxisError("duplicate value in 'axis'")
+    return tuple(sorted(axes))
+
+
+def size_of(shape) -> Dim:
+    n: Dim = 1
+    for d in shape:
+        n = mul(n, d)
+    return n

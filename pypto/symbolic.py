@@ -1,0 +1,322 @@
+"""Symbolic sizes: integer expressions over named symbols.
+
+A dimension (``Dim``) is a Python ``int`` when it is known, or an ``Expr`` when it depends on
+values bound at run time (``x.0``, the size of axis 0 of input ``x``; later also loop variables).
+``Expr`` is a canonical polynomial with integer coefficients over *atoms*: symbols and the opaque
+operations ``//``, ``%``, ``max`` and ``min``. Canonical means structural equality is algebraic
+equality for polynomials, so ``(n + 1) - 1 == n`` and ``a * b == b * a``.
+
+    >>> n = Sym("n")
+    >>> str((n + 2) * 2 - 4), str(n * n // n), str(smax(n - 2, n))
+    ('2*n', 'n', 'n')
+
+Operations on two ints stay ints; any operation whose result is a constant returns an ``int``.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+Dim = Union[int, "Expr"]
+
+# Atom kinds, ordered for canonical sorting.
+_SYM, _FLOORDIV, _MOD, _MAX, _MIN = range(5)
+_OP_TEXT = {_FLOORDIV: "//", _MOD: "%", _MAX: "max", _MIN: "min"}
+
+
+class Atom:
+    """A non-polynomial leaf: a symbol or an opaque binary operation on two ``Dim``."""
+
+    __slots__ = ("_hash", "args", "key", "kind", "name", "nonneg")
+
+    def __init__(self, kind: int, name: str = "", args: tuple = (), nonneg: bool = True):
+        self.kind = kind
+        self.name = name
+        self.args = args
+        self.nonneg = nonneg
+        self.key = (kind, name, tuple(_sort_key(a) for a in args))
+        self._hash = hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, Atom) and self.key == other.key
+
+    def __hash__(self):
+        return self._hash
+
+    def __lt__(self, other):
+        return self.key < other.key
+
+    def __str__(self):
+        if self.kind == _SYM:
+            return self.name
+        a, b = (format_dim(x) for x in self.args)
+        if self.kind in (_MAX, _MIN):
+            return f"{_OP_TEXT[self.kind]}({a}, {b})"
+        return f"({a}) {_OP_TEXT[self.kind]} {b}" if " " in a else f"{a} {_OP_TEXT[self.kind]} {b}"
+
+    def evaluate(self, env) -> int:
+        if self.kind == _SYM:
+            try:
+                return env[self.name]
+            except KeyError:
+                raise KeyError(f"no value bound for size symbol {self.name!r}") from None
+        a, b = (evaluate(x, env) for x in self.args)
+        if self.kind == _FLOORDIV:
+            return a // b
+        if self.kind == _MOD:
+            return a % b
+        return max(a, b) if self.kind == _MAX else min(a, b)
+
+
+def _sort_key(d: Dim):
+    return (0, d) if isinstance(d, int) else (1, d.terms_key)
+
+
+class Expr:
+    """Canonical polynomial: a sorted tuple of (monomial, coefficient); a monomial is a sorted
+    tuple of atoms (repeated for powers); the constant term has the empty monomial."""
+
+    __slots__ = ("_hash", "terms", "terms_key")
+
+    def __init__(self, terms: tuple):
+        self.terms = terms
+        self.terms_key = tuple((tuple(a.key for a in mono), c) for mono, c in terms)
+        self._hash = hash(self.terms_key)
+
+    # -- construction -------------------------------------------------------------------------
+    @staticmethod
+    def _make(acc: dict) -> Dim:
+        items = sorted(((m, c) for m, c in acc.items() if c != 0), key=lambda t: _mono_key(t[0]))
+        if not items:
+            return 0
+        if len(items) == 1 and items[0][0] == ():
+            return items[0][1]
+        return Expr(tuple(items))
+
+    # -- arithmetic -----------------------------------------------------------------------------
+    def __add__(self, other):
+        return add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return add(self, mul(other, -1))
+
+    def __rsub__(self, other):
+        return add(other, mul(self, -1))
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return mul(self, -1)
+
+    def __floordiv__(self, other):
+        return floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        return floordiv(other, self)
+
+    def __mod__(self, other):
+        return mod(self, other)
+
+    def __rmod__(self, other):
+        return mod(other, self)
+
+    def __index__(self):
+        raise TypeError(f"the size {self} is symbolic: it is only known at run time")
+
+    # -- identity -------------------------------------------------------------------------------
+    def __eq__(self, other):
+        return isinstance(other, Expr) and self.terms_key == other.terms_key
+
+    def __hash__(self):
+        return self._hash
+
+    def __bool__(self):
+        return True  # a non-constant polynomial is never identically zero
+
+    def __repr__(self):
+        return f"Expr({self})"
+
+    def __str__(self):
+        if len(self.terms) == 1 and len(self.terms[0][0]) == 1 and self.terms[0][1] == 1:
+            return str(self.terms[0][0][0])
+        return _format_terms(self.terms)
+
+
+def _mono_key(mono: tuple):
+    # Constant term last; higher degree first; then atom order.
+    return (mono == (), -len(mono), tuple(a.key for a in mono))
+
+
+def _terms(d: Dim) -> dict:
+    if isinstance(d, Expr):
+        return dict(d.terms)
+    if isinstance(d, bool) or not isinstance(d, int):
+        raise TypeError(f"a size must be an int or a symbolic size, not {type(d).__name__}")
+    return {(): d}
+
+
+def _format_terms(terms) -> str:
+    out = []
+    for mono, c in terms:
+        body = "*".join(
+            str(a) if a.kind == _SYM or a.kind in (_MAX, _MIN) else f"({a})" for a in mono
+        )
+        mag = abs(c)
+        text = str(mag) if not mono else (body if mag == 1 else f"{mag}*{body}")
+        if not out:
+            out.append(text if c > 0 else f"-{text}")
+        else:
+            out.append(f" + {text}" if c > 0 else f" - {text}")
+    return "".join(out)
+
+
+def Sym(name: str, nonneg: bool = True) -> Expr:
+    """A named size symbol (sizes are non-negative unless said otherwise)."""
+    return Expr((((Atom(_SYM, name, nonneg=nonneg),), 1),))
+
+
+def add(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    acc = _terms(a)
+    for m, c in _terms(b).items():
+        acc[m] = acc.get(m, 0) + c
+    return Expr._make(acc)
+
+
+def mul(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    acc: dict = {}
+    for ma, ca in _terms(a).items():
+        for mb, cb in _terms(b).items():
+            m = tuple(sorted(ma + mb))
+            acc[m] = acc.get(m, 0) + ca * cb
+    return Expr._make(acc)
+
+
+def _exact_quotient(a: Dim, b: Dim) -> Dim | None:
+    """a / b when b is one monomial that divides every term of a exactly, else None."""
+    tb = _terms(b)
+    if len(tb) != 1:
+        return None
+    ((mb, cb),) = tb.items()
+    if cb == 0:
+        return None
+    acc = {}
+    for ma, ca in _terms(a).items():
+        rest = list(ma)
+        for atom in mb:
+            if atom not in rest:
+                return None
+            rest.remove(atom)
+        if ca % cb:
+            return None
+        acc[tuple(rest)] = ca // cb
+    return Expr._make(acc)
+
+
+def floordiv(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    if b == 0:
+        raise ZeroDivisionError("symbolic size divided by zero")
+    q = _exact_quotient(a, b)
+    if q is not None:
+        return q
+    return _atom_expr(_FLOORDIV, a, b)
+
+
+def mod(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a % b
+    if _exact_quotient(a, b) is not None:
+        return 0
+    return _atom_expr(_MOD, a, b)
+
+
+def smax(a: Dim, b: Dim) -> Dim:
+    """max(a, b), simplified when the order of a and b is provable."""
+    return _minmax(_MAX, a, b)
+
+
+def smin(a: Dim, b: Dim) -> Dim:
+    return _minmax(_MIN, a, b)
+
+
+def _minmax(kind: int, a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b) if kind == _MAX else min(a, b)
+    diff = add(a, mul(b, -1))
+    if is_nonneg(diff):
+        return a if kind == _MAX else b
+    if is_nonneg(mul(diff, -1)):
+        return b if kind == _MAX else a
+    a, b = sorted((a, b), key=_sort_key)
+    return _atom_expr(kind, a, b)
+
+
+def _atom_expr(kind: int, a: Dim, b: Dim) -> Expr:
+    if kind in (_FLOORDIV, _MOD):
+        nonneg = is_nonneg(a) and isinstance(b, int) and b > 0
+    elif kind == _MAX:
+        nonneg = is_nonneg(a) or is_nonneg(b)
+    else:
+        nonneg = is_nonneg(a) and is_nonneg(b)
+    return Expr((((Atom(kind, args=(a, b), nonneg=nonneg),), 1),))
+
+
+def is_nonneg(d: Dim) -> bool:
+    """True when d >= 0 is provable (every coefficient >= 0 over non-negative atoms)."""
+    if isinstance(d, int):
+        return d >= 0
+    return all(c >= 0 and all(a.nonneg for a in m) for m, c in d.terms)
+
+
+def evaluate(d: Dim, env) -> int:
+    """The value of d for concrete symbol values ``env`` (a mapping name -> int)."""
+    if isinstance(d, int):
+        return d
+    total = 0
+    for mono, c in d.terms:
+        v = c
+        for atom in mono:
+            v *= atom.evaluate(env)
+        total += v
+    return total
+
+
+def free_symbols(d: Dim) -> frozenset[str]:
+    if isinstance(d, int):
+        return frozenset()
+    out: set[str] = set()
+    for mono, _ in d.terms:
+        for atom in mono:
+            if atom.kind == _SYM:
+                out.add(atom.name)
+            else:
+                for x in atom.args:
+                    out |= free_symbols(x)
+    return frozenset(out)
+
+
+def as_symbol(d: Dim) -> str | None:
+    """The symbol's name when d is exactly one symbol, else None."""
+    if isinstance(d, Expr) and len(d.terms) == 1:
+        mono, c = d.terms[0]
+        if c == 1 and len(mono) == 1 and mono[0].kind == _SYM:
+            return mono[0].name
+    return None
+
+
+def format_dim(d: Dim) -> str:
+    return str(d)
+
+
+def is_dim(x) -> bool:
+    return isinstance(x, Expr) or (isinstance(x, int) and not isinstance(x, bool))

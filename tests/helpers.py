@@ -1,0 +1,118 @@
+"""Shared test machinery: strategies for arrays and the NumPy oracle comparison.
+
+NumPy is the oracle: every test builds a PyPTO chain, runs it, and compares with the NumPy code
+it stands for, run on the same inputs: same dtype, same shape, same values (bit for bit where
+PyPTO calls the same NumPy function, within a stated tolerance where the arithmetic is
+re-expressed). If NumPy raises, PyPTO must raise a PyptoError too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import pypto as ppto
+
+REQUIRED_DTYPES = [np.dtype(t) for t in ("bool", "int32", "int64", "float32", "float64")]
+EXTRA_DTYPES = [np.dtype(t) for t in ("int8", "uint8", "uint32", "float16")]
+ALL_DTYPES = REQUIRED_DTYPES + EXTRA_DTYPES
+FLOAT_DTYPES = [np.dtype(t) for t in ("float16", "float32", "float64")]
+
+
+def dtypes(which=ALL_DTYPES):
+    return st.sampled_from(which)
+
+
+def shapes(min_dims=0, max_dims=4, min_side=0, max_side=5):
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    )
+
+
+def elements(dtype, finite=False, small=False):
+    """Values of a dtype: floats include NaN, +-Inf, zeros and subnormals unless finite."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        bound = 100.0 if small else None
+        return st.floats(
+            width=dtype.itemsize * 8,
+            allow_nan=not finite,
+            allow_infinity=not finite and not small,
+            min_value=-bound if small else None,
+            max_value=bound,
+        )
+    if dtype.kind in "iu" and small:
+        info = np.iinfo(dtype)
+        return st.integers(max(info.min, -100), min(info.max, 100))
+    return hnp.from_dtype(dtype)
+
+
+@st.composite
+def arrays(draw, dtype, shape, finite=False, small=False, layout=True):
+    """An array of ``dtype`` and ``shape``, sometimes non-contiguous (strided, transposed or
+    Fortran-ordered views), as users pass them."""
+    a = draw(hnp.arrays(dtype, shape, elements=elements(dtype, finite, small)))
+    if not layout or a.ndim == 0:
+        return a
+    kind = draw(st.sampled_from(["c", "c", "strided", "fortran", "reversed"]))
+    if kind == "strided":
+        axis = draw(st.integers(0, a.ndim - 1))
+        big = np.repeat(a, 2, axis=axis)
+        return big[(slice(None),) * axis + (slice(None, None, 2),)]
+    if kind == "fortran":
+        return np.asfortranarray(a)
+    if kind == "reversed":
+        return np.flip(np.flip(a).copy())
+    return a
+
+
+def quiet(fn, *args, **kwargs):
+    with np.errstate(all="ignore"):
+        return fn(*args, **kwargs)
+
+
+def assert_same(got, want, rtol=None, atol=0.0):
+    """Same dtype, same shape, same values (exactly when rtol is None; NaNs match NaNs)."""
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.dtype == want_a.dtype, f"dtype {got_a.dtype} != NumPy's {want_a.dtype}"
+    assert got_a.shape == want_a.shape, f"shape {got_a.shape} != NumPy's {want_a.shape}"
+    if rtol is None or want_a.dtype.kind not in "fc":
+        np.testing.assert_array_equal(got_a, want_a)
+    else:
+        np.testing.assert_allclose(got_a, want_a, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def check(build, oracle, rtol=None, atol=0.0, **inputs):
+    """Run ``build(**placeholders).run(**inputs)`` and ``oracle(**inputs)``; compare.
+
+    ``build`` gets one ``ppto.tensor`` per input name and returns a lazy tensor (or a tuple).
+    """
+    try:
+        want = quiet(oracle, **inputs)
+    except Exception as e:  # NumPy refuses: PyPTO must refuse too, with its own error
+        with pytest.raises(ppto.PyptoError):
+            quiet(_run, build, inputs)
+        return e
+    got = quiet(_run, build, inputs)
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(g, w, rtol, atol)
+    else:
+        assert_same(got, want, rtol, atol)
+    return got
+
+
+def _run(build, inputs):
+    placeholders = {name: ppto.tensor(name) for name in inputs}
+    out = build(**placeholders)
+    if isinstance(out, tuple):
+        return tuple(ppto.run(list(out), **inputs))
+    return out.run(**inputs)
+
+
+def tolerance(dtype) -> float:
+    """A relative tolerance for re-expressed float arithmetic in this dtype."""
+    return {"e": 2e-3, "f": 2e-5, "d": 1e-12}.get(np.dtype(dtype).char, 1e-12)
