@@ -26,7 +26,7 @@ from .errors import (
 from .ir import Graph
 from .ops.custom import register_operator, unregister_operator
 from .registry import REGISTRY
-from .trace import run
+from .tracer import run
 from .verify import verify
 
 __version__ = "0.1.0"
@@ -36,7 +36,7 @@ newaxis = None
 
 def trace(outputs, **bindings) -> Graph:
     """The verified graph a chain runs as, for these bindings (``print`` it to read it)."""
-    from .trace import compile_chain
+    from .tracer import compile_chain
 
     roots = outputs if isinstance(outputs, (list, tuple)) else [outputs]
     return compile_chain([t._node for t in roots], bindings)[0]

@@ -182,7 +182,7 @@ class Tensor:
     # -- running ----------------------------------------------------------------------------------
     def run(self, **bindings):
         """Bind the named inputs to arrays (or scalars) and compute the chain's value."""
-        from .trace import run
+        from .tracer import run
 
         return run(self, **bindings)
 
@@ -386,7 +386,7 @@ def _describe(node: Node, depth: int) -> str:
     if depth == 0:
         return "..."
     parts = [_describe(a, depth - 1) if isinstance(a, Node) else repr(a) for a in node.args]
-    parts += [f"{k}={v!r}" for k, v in node.attrs.items() if v is not None]
+    parts += [f"{k}={v!r}" for k, v in node.attrs.items() if v is not None and v is not False]
     return f"{node.op}({', '.join(parts)})"
 
 

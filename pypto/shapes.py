@@ -86,6 +86,9 @@ class ShapeContext:
             return rel == "!="  # provably nonzero
         if (e, rel) in self.facts or (rel == ">=" and self._implied(e)):
             return True
+        offset = self._offset_from_equality(e)
+        if offset is not None:  # e - f == offset for a known f == 0
+            return Guard(offset, rel).holds({})
         neg = g.negated()
         if (neg.expr, neg.rel) in self.facts:
             return False
@@ -95,6 +98,15 @@ class ShapeContext:
             outcome = assume
         self._record(g if outcome else neg)
         return outcome
+
+    def _offset_from_equality(self, e: Dim) -> int | None:
+        for f, rel in self.facts:
+            if rel == "==":
+                for sign in (1, -1):
+                    d = add(e, mul(f, -sign))
+                    if isinstance(d, int):
+                        return d
+        return None
 
     def _implied(self, e: Dim) -> bool:
         """e >= 0 follows from a known g >= 0 with e - g provably non-negative."""
@@ -153,7 +165,7 @@ def _broadcast_dim(ctx: ShapeContext, a: Dim, b: Dim, shapes) -> Dim:
     if a == 1 or (isinstance(a, Expr) and ctx.eq(a, 1, assume=False)):
         return b
     if ctx.eq(a, b):
-        return a if isinstance(a, int) else b
+        return b if isinstance(b, int) and not isinstance(a, int) else a
     raise ShapeError(
         "shapes " + " and ".join(ctx.show(s) for s in shapes) + " do not broadcast together",
         code="PPT201",

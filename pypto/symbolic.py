@@ -51,6 +51,8 @@ class Atom:
             return self.name
         a, b = (format_dim(x) for x in self.args)
         if self.kind in (_MAX, _MIN):
+            if isinstance(self.args[0], int):  # constants read better last: max(n - 2, 0)
+                a, b = b, a
             return f"{_OP_TEXT[self.kind]}({a}, {b})"
         return f"({a}) {_OP_TEXT[self.kind]} {b}" if " " in a else f"{a} {_OP_TEXT[self.kind]} {b}"
 
@@ -162,6 +164,8 @@ def _terms(d: Dim) -> dict:
 
 def _format_terms(terms) -> str:
     out = []
+    # Display order: positive terms, then negative ones, then the constant (x.0 - k.0 + 1).
+    terms = sorted(terms, key=lambda t: (t[0] == (), t[1] < 0))
     for mono, c in terms:
         body = "*".join(
             str(a) if a.kind == _SYM or a.kind in (_MAX, _MIN) else f"({a})" for a in mono

@@ -65,9 +65,11 @@ def register_operator(
         if not any(isinstance(a, Tensor) for a in args) and current_builder() is None:
             return fn(*args, **kwargs)
         operands = tuple(a for a in args if _is_operand(a))
+        template = tuple(_SLOT if _is_operand(a) else a for a in args)
         attrs = {
-            "template": tuple(_SLOT if _is_operand(a) else a for a in args),
-            "kwargs": tuple(sorted(kwargs.items())),
+            # None when every argument is an operand / no keyword arguments: less to read
+            "template": None if len(operands) == len(args) else template,
+            "kwargs": tuple(sorted(kwargs.items())) or None,
         }
         try:
             hash(tuple(_freeze(v) for v in attrs.values()))
@@ -79,7 +81,7 @@ def register_operator(
         return apply(opname, operands, attrs)
 
     def impl(*arrays, template, kwargs, out_shape=None, out_dtype=None):
-        return fn(*_fill(template, arrays), **dict(kwargs))
+        return fn(*_fill(template, arrays), **dict(kwargs or ()))
 
     def normalize(ctx, *types, template, kwargs, out_shape=None, out_dtype=None):
         attrs = {"template": template, "kwargs": kwargs}
@@ -93,7 +95,7 @@ def register_operator(
         if not elementwise:
             if out_shape is None:
                 out_shape = (
-                    tuple(shape(*(t.shape for t in types), **dict(kwargs)))
+                    tuple(shape(*(t.shape for t in types), **dict(kwargs or ())))
                     if shape is not None
                     else _derive_shape(ctx, fn, template, kwargs, types)
                 )
@@ -129,6 +131,8 @@ def _is_operand(a) -> bool:
 
 
 def _fill(template, arrays):
+    if template is None:
+        return list(arrays)
     it = iter(arrays)
     return [next(it) if isinstance(a, str) and a == _SLOT else a for a in template]
 
@@ -139,16 +143,26 @@ def _unit(t):
 
 def _user_dtype(dtype, types, kwargs):
     if callable(dtype) and not isinstance(dtype, type):
-        return to_dtype(dtype(*(t.dtype for t in types), **dict(kwargs)), "dtype rule result")
+        return to_dtype(dtype(*(t.dtype for t in types), **dict(kwargs or ())), "dtype rule result")
     return to_dtype(dtype, "dtype")
 
 
+def _probe_array(shape, dtype):
+    """Deterministic, well-conditioned values (ones would make every matrix singular)."""
+    rng = np.random.default_rng(len(shape))
+    if dtype.kind == "b":
+        return np.ones(shape, dtype)
+    if dtype.kind in "iu":
+        return rng.integers(1, 4, size=shape).astype(dtype)
+    return rng.uniform(0.5, 1.5, size=shape).astype(dtype)
+
+
 def _probe(fn, template, kwargs, types, shapes):
-    arrays = [np.ones(s, dtype=t.dtype) for s, t in zip(shapes, types)]
+    arrays = [_probe_array(s, t.dtype) for s, t in zip(shapes, types)]
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = fn(*_fill(template, arrays), **dict(kwargs))
+            out = fn(*_fill(template, arrays), **dict(kwargs or ()))
     except Exception as e:
         raise ShapeError(
             f"could not find the result's shape and dtype by calling it on small arrays of "
@@ -162,60 +176,78 @@ def _probe(fn, template, kwargs, types, shapes):
 
 
 def _derive_shape(ctx, fn, template, kwargs, types):
-    """An affine rule out_size = b + sum(a_g * size_g) over groups of equal size symbols."""
-    groups: list[list] = []  # [representative dim, concrete value or None, base]
+    """An affine rule: each result size is b + sum(a_j * size_j) over the input size symbols.
+
+    Probes call ``fn`` on small arrays: a base probe, one probe per symbol with that size one
+    larger, and a check probe with every size two larger. Sizes keep their order (a kernel
+    smaller than an image stays smaller). If ``fn`` rejects independent sizes (it needs a
+    square matrix, say), symbols of equal value are tied together (and guarded equal).
+    """
+    dims: list = []
     for t in types:
         for d in t.shape:
-            if isinstance(d, Expr) and not any(d == g[0] for g in groups):
-                v = ctx.value(d)
-                tied = next((g for g in groups if v is not None and g[1] == v), None)
-                if tied is not None and ctx.eq(d, tied[0]):
-                    continue
-                groups.append([d, v, None])
-    ordered = sorted({g[1] for g in groups if g[1] is not None})
-    for j, g in enumerate(groups):
-        v = g[1]
-        g[2] = (v if v <= 16 else 17 + ordered.index(v)) if v is not None else 8 + 2 * j
+            if isinstance(d, Expr) and not any(d == e for e in dims):
+                dims.append(d)
+    values = [ctx.value(d) for d in dims]
+    known = sorted({v for v in values if v is not None})
+    base = [
+        (v if v <= 16 else 17 + known.index(v)) if v is not None else 8 + 2 * j
+        for j, v in enumerate(values)
+    ]
+    try:
+        return _affine_fit(fn, template, kwargs, types, dims, [[j] for j in range(len(dims))], base)
+    except ShapeError:
+        groups: dict = {}
+        for j, v in enumerate(values):
+            groups.setdefault(v if v is not None else ("free", j), []).append(j)
+        tied = [g for g in groups.values() if len(g) > 1]
+        if not tied:
+            raise
+        for g in tied:
+            for j in g[1:]:
+                ctx.eq(dims[j], dims[g[0]])  # the rule holds only while they stay equal
+        return _affine_fit(fn, template, kwargs, types, dims, list(groups.values()), base)
 
-    def size_of(d, values):
-        if isinstance(d, int):
-            return d
-        for g, val in zip(groups, values):
-            if d == g[0] or (g[1] is not None and ctx.value(d) == g[1] and ctx.eq(d, g[0])):
-                return val
-        raise ShapeError(f"cannot probe size {d}", code="PPT503")
 
-    def probe(values):
-        shapes = [tuple(size_of(d, values) for d in t.shape) for t in types]
+def _affine_fit(fn, template, kwargs, types, dims, groups, base):
+    def probe(sizes):
+        shapes = [
+            tuple(d if isinstance(d, int) else sizes[dims.index(d)] for d in t.shape) for t in types
+        ]
         return _probe(fn, template, kwargs, types, shapes)[0]
 
-    base = [g[2] for g in groups]
+    def shifted(members, by):
+        return (
+            [b + by if any(j in m for m in members) else b for j, b in enumerate(base)]
+            if members
+            else list(base)
+        )
+
     out0 = probe(base)
     coeffs = []
-    for j in range(len(groups)):
-        outj = probe([b + (1 if k == j else 0) for k, b in enumerate(base)])
-        if len(outj) != len(out0):
+    for g in groups:
+        outg = probe(shifted([g], 1))
+        if len(outg) != len(out0):
             raise ShapeError(
                 "the result's rank depends on the input sizes",
                 code="PPT503",
                 hint="give register_operator shape=",
             )
-        coeffs.append([o - o0 for o, o0 in zip(outj, out0)])
-    rule = []
-    for i, o0 in enumerate(out0):
-        dim = o0 - sum(c[i] * b for c, b in zip(coeffs, base))
-        for c, g in zip(coeffs, groups):
-            if c[i]:
-                dim = add(dim, mul(c[i], g[0]))
-        rule.append(dim)
-    check = [b + 2 for b in base]
-    got = probe(check)
-    env_check = [o0 + sum(c[i] * 2 for c in coeffs) for i, o0 in enumerate(out0)]
-    if list(got) != env_check:
+        coeffs.append([o - o0 for o, o0 in zip(outg, out0)])
+    got = probe(shifted(groups, 2))
+    predicted = [o0 + 2 * sum(c[i] for c in coeffs) for i, o0 in enumerate(out0)]
+    if list(got) != predicted:
         raise ShapeError(
             f"its result's shape is not an affine function of the input sizes "
             f"(probes gave {out0} and {got})",
             code="PPT503",
             hint="give register_operator shape=",
         )
+    rule = []
+    for i, o0 in enumerate(out0):
+        dim = o0
+        for c, g in zip(coeffs, groups):
+            if c[i]:
+                dim = add(add(dim, -c[i] * base[g[0]]), mul(c[i], dims[g[0]]))
+        rule.append(dim)
     return tuple(rule)

@@ -54,17 +54,25 @@ def _as_int(item):
         return None
 
 
-def _check_supported(item):
+def check_supported(item):
     if item is None or item is Ellipsis or isinstance(item, (slice, SliceSpec)):
         return
     if _as_int(item) is not None:
         return
-    if isinstance(item, (bool, np.bool_)) or getattr(item, "dtype", None) == np.dtype(bool):
+    if hasattr(item, "_node"):  # a PyPTO tensor: a mask or an index array
+        raise UnsupportedError(
+            "indexing with a tensor (boolean-mask indexing or an index array): the result's "
+            "size would depend on the data",
+            hint="use np.where(mask, x, other) to select elementwise",
+        )
+    if isinstance(item, (bool, np.bool_)) or (
+        isinstance(item, np.ndarray) and item.dtype == np.dtype(bool)
+    ):
         raise UnsupportedError(
             "boolean-mask indexing (its result's size depends on the data)",
             hint="use np.where(mask, x, other) to select elementwise",
         )
-    if isinstance(item, (list, np.ndarray)) or hasattr(item, "_node"):
+    if isinstance(item, (list, np.ndarray)):
         raise UnsupportedError(
             "indexing with an array (advanced indexing)",
             hint="use basic indexing: ints, slices, None and ...",
@@ -78,7 +86,7 @@ def _check_supported(item):
 def normalize_index(ctx, shape: tuple, index) -> tuple:
     items = index if isinstance(index, tuple) else (index,)
     for item in items:
-        _check_supported(item)
+        check_supported(item)
     if sum(item is Ellipsis for item in items) > 1:
         raise IndexingError("an index can only have a single ellipsis ('...')")
     consuming = sum(1 for item in items if item is not None and item is not Ellipsis)

@@ -12,11 +12,12 @@ import operator
 import numpy as np
 
 from ..api import apply
-from ..errors import ArgumentError, ShapeError, UnsupportedError
+from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
 from ..shapes import normalize_axes, normalize_axis, size_of
+from ..source import user_site
 from ..symbolic import Expr, floordiv
-from .indexing import getitem_shape, normalize_index
+from .indexing import check_supported, getitem_shape, normalize_index
 from .rules import promoted_dtype, same_dtype
 
 
@@ -216,6 +217,11 @@ _reorder(
 # -- basic indexing -------------------------------------------------------------------------------
 def getitem(x, index):
     """``x[index]`` with basic indexing: ints, slices (any step), None and ``...``."""
+    try:
+        for item in index if isinstance(index, tuple) else (index,):
+            check_supported(item)  # refuse advanced indexing where it is written
+    except PyptoError as e:
+        raise e.with_context(None, user_site()) from None
     return apply("getitem", (x,), {"index": index})
 
 
