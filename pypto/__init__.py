@@ -22,6 +22,7 @@ from .errors import (
     RegistryError,
     ShapeError,
     UnsupportedError,
+    api_boundary,
 )
 from .ir import Graph
 from .ops.custom import register_operator, unregister_operator
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 newaxis = None
 
 
+@api_boundary
 def trace(outputs, **bindings) -> Graph:
     """The verified graph a chain runs as, for these bindings (``print`` it to read it)."""
     from .tracer import compile_chain

@@ -23,9 +23,10 @@ import numpy as np
 
 from .builder import GraphBuilder, literal
 from .dtypes import python_scalar_type, to_dtype
-from .errors import ArgumentError, PyptoError, UnsupportedError
+from .errors import ArgumentError, PyptoError, UnsupportedError, api_boundary
 from .ir import Literal, Var
 from .registry import REGISTRY
+from .shapes import ShapeContext
 from .source import Site, user_site
 from .symbolic import Expr
 
@@ -89,6 +90,7 @@ def _is_scalar(a) -> bool:
     return python_scalar_type(a) is not None or isinstance(a, (np.generic, Expr))
 
 
+@api_boundary
 def apply(name: str, args: tuple, attrs: dict | None = None):
     """Apply registry op ``name`` to ``args`` (tensors, arrays or scalars) with ``attrs``."""
     op = REGISTRY[name]
@@ -138,11 +140,17 @@ def _atom(a, builder: GraphBuilder):
 
 
 def _fold(op, args, attrs):
-    """An op applied to numbers only: computed now. Python numbers in, a Python number out."""
-    if op.impl is None:
-        raise UnsupportedError(f"`{op.name}` needs a tensor argument")
-    with np.errstate(all="warn"):
-        result = op.impl(*args, **attrs)
+    """An op applied to numbers only: computed now (through a one-op graph, so composites and
+    primitives alike). Python numbers in, a Python number out."""
+    from .executor import execute  # the executor is below the API; imported when first needed
+
+    builder = GraphBuilder(ShapeContext())
+    token = _BUILDER.set(builder)
+    try:
+        out = apply(op.name, args, attrs)
+    finally:
+        _BUILDER.reset(token)
+    (result,) = execute(builder.finish([out._atom]), [])
     if all(python_scalar_type(a) is not None for a in args) and isinstance(result, np.generic):
         return result.item()
     return result
@@ -180,6 +188,7 @@ class Tensor:
         self._builder = builder
 
     # -- running ----------------------------------------------------------------------------------
+    @api_boundary
     def run(self, **bindings):
         """Bind the named inputs to arrays (or scalars) and compute the chain's value."""
         from .tracer import run
@@ -390,6 +399,7 @@ def _describe(node: Node, depth: int) -> str:
     return f"{node.op}({', '.join(parts)})"
 
 
+@api_boundary
 def tensor(name: str, shape=None, dtype=None) -> Tensor:
     """A named input of a lazy chain, bound by ``run(name=array)``.
 

@@ -8,7 +8,11 @@ a caret. Subclasses also derive from the builtin exception a NumPy user would ex
 
 from __future__ import annotations
 
-from .source import Site
+import functools
+import os
+import types
+
+from .source import Site, is_internal
 
 
 class PyptoError(Exception):
@@ -87,3 +91,31 @@ class InternalError(PyptoError, AssertionError):
     """A broken invariant inside PyPTO (a bug): verify() failures and rule/NumPy mismatches."""
 
     code = "PPT901"
+
+
+def user_traceback(tb):
+    """The traceback without PyPTO's own frames (all of them with PYPTO_TRACEBACK=full)."""
+    if os.environ.get("PYPTO_TRACEBACK") == "full":
+        return tb
+    kept = []
+    while tb is not None:
+        if not is_internal(tb.tb_frame):
+            kept.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def api_boundary(fn):
+    """Public entry points raise PyptoErrors with the user's frames only, not the compiler's."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except PyptoError as e:
+            raise e.with_traceback(user_traceback(e.__traceback__)) from e.__cause__
+
+    return wrapper

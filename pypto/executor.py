@@ -9,6 +9,8 @@ and the user's source line.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .errors import ExecutionError, InternalError, PyptoError
@@ -53,9 +55,12 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
             return resolve(atom.value, env)
         return vals[id(atom)]
 
-    for eqn in graph.eqns:
+    last = last_uses(graph)
+    for i, eqn in enumerate(graph.eqns):
         op = REGISTRY[eqn.op]
         args = [get(a) for a in eqn.inputs]
+        for v in last.get(i, ()):  # free what nothing reads any more, as eager NumPy would
+            del vals[v]
         attrs = {k: resolve(v, env) for k, v in eqn.attrs}
         try:
             result = op.impl(*args, **attrs)
@@ -68,6 +73,24 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
         _check(eqn, result, env)
         vals[id(eqn.out)] = result
     return [get(a) for a in graph.outputs]
+
+
+_LAST_USES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def last_uses(graph: Graph) -> dict[int, list[int]]:
+    """Equation index -> ids of the values it is the last reader of (outputs never die)."""
+    if graph in _LAST_USES:
+        return _LAST_USES[graph]
+    seen: set[int] = {id(a) for a in graph.outputs if not isinstance(a, Literal)}
+    last: dict[int, list[int]] = {}
+    for i in range(len(graph.eqns) - 1, -1, -1):
+        for a in graph.eqns[i].inputs:
+            if not isinstance(a, Literal) and id(a) not in seen:
+                seen.add(id(a))
+                last.setdefault(i, []).append(id(a))
+    _LAST_USES[graph] = last
+    return last
 
 
 def _check(eqn, result, env):

@@ -182,8 +182,13 @@ def normalize_axis(axis, rank: int) -> int:
     return a % rank if rank else a
 
 
-def normalize_axes(axis, rank: int) -> tuple[int, ...]:
-    """None -> all axes; int or sequence -> sorted non-negative tuple; duplicates refused."""
+def normalize_axes(axis, rank: int, scalar_compat: bool = False) -> tuple[int, ...]:
+    """None -> all axes; int or sequence -> sorted non-negative tuple; duplicates refused.
+
+    ``scalar_compat``: as NumPy's ufunc reductions and squeeze, accept the int axis 0 or -1 of
+    a 0-d array (meaning no axis)."""
+    if scalar_compat and rank == 0 and type(axis) is int and axis in (0, -1):
+        return ()
     if axis is None:
         return tuple(range(rank))
     if isinstance(axis, (tuple, list)):

@@ -54,7 +54,7 @@ class Site:
         return f"{self.filename}:{line}" + (f":{col + 1}" if col is not None else "")
 
 
-def _is_internal(frame) -> bool:
+def is_internal(frame) -> bool:
     name = frame.f_globals.get("__name__", "")
     return name == "pypto" or name.startswith("pypto.")
 
@@ -62,7 +62,7 @@ def _is_internal(frame) -> bool:
 def user_site(skip: int = 1) -> Site | None:
     """The innermost calling frame outside the ``pypto`` package."""
     frame = sys._getframe(skip)
-    while frame is not None and _is_internal(frame):
+    while frame is not None and is_internal(frame):
         frame = frame.f_back
     if frame is None:
         return None

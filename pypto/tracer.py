@@ -18,7 +18,7 @@ import numpy as np
 from . import api
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, to_dtype, weak_dtype
-from .errors import BindingError, PyptoError
+from .errors import BindingError, PyptoError, api_boundary
 from .executor import execute
 from .ir import Graph
 from .registry import REGISTRY
@@ -171,7 +171,13 @@ def _key(types: dict[str, TensorType]):
 
 def compile_chain(roots: list, bindings: dict):
     """The graph for these bound values (cached on the first root) and the values to run it on."""
-    found = placeholders(roots)
+    head = roots[0]
+    if head.cache is None:
+        head.cache = {}
+    chain_key = tuple(id(r) for r in roots[1:])
+    found = head.cache.get(("inputs", chain_key))
+    if found is None:  # the chain is immutable: walk it once
+        found = head.cache[("inputs", chain_key)] = placeholders(roots)
     missing = sorted(set(found) - set(bindings))
     extra = sorted(set(bindings) - set(found))
     if missing or extra:
@@ -193,10 +199,7 @@ def compile_chain(roots: list, bindings: dict):
         for d, size in zip(t.shape, np.shape(values[n])):
             if not isinstance(d, int):
                 env[str(d)] = int(size)
-    head = roots[0]
-    if head.cache is None:
-        head.cache = {}
-    key = (tuple(id(r) for r in roots[1:]), _key(types))
+    key = (chain_key, _key(types))
     entries = head.cache.setdefault(key, [])
     for graph, _roots in entries:
         if all(g.holds(env) for g in graph.guards):
@@ -207,6 +210,7 @@ def compile_chain(roots: list, bindings: dict):
     return graph, [values[n] for n in graph.input_names], env
 
 
+@api_boundary
 def run(outputs, **bindings):
     """Compute lazy tensors: ``run(t, x=...)``; several at once with a list, tuple or dict."""
     if isinstance(outputs, api.Tensor):

@@ -38,7 +38,7 @@ def elements(dtype, finite=False, small=False):
         bound = 100.0 if small else None
         return st.floats(
             width=dtype.itemsize * 8,
-            allow_nan=not finite,
+            allow_nan=not finite and not small,
             allow_infinity=not finite and not small,
             min_value=-bound if small else None,
             max_value=bound,

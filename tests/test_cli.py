@@ -27,3 +27,12 @@ def test_the_installed_console_script_runs():
     assert script is not None, "the pypto console script is not installed next to python"
     out = subprocess.run([script, "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"pypto, version {pypto.__version__}"
+
+
+def test_docs_ops_table_is_current():
+    from pypto_cli.main import ops_markdown
+
+    builtin = [op for op in pypto.REGISTRY.ops() if op.builtin]  # tests register others
+    table = ops_markdown(sorted(builtin, key=lambda o: (o.kind, o.name)))
+    path = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+    assert path.read_text() == table + "\n", "regenerate: pypto ops --markdown > docs/ops.md"

@@ -58,3 +58,15 @@ def test_no_internal_traceback_for_bad_arguments():
     ):
         with pytest.raises(ppto.PyptoError):
             build().run(x=np.ones((2, 3)))
+
+
+def test_every_error_code_is_documented():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    used = set()
+    for path in (root / "pypto").rglob("*.py"):
+        used |= set(re.findall(r"PPT\d{3}", path.read_text()))
+    documented = set(re.findall(r"\| (PPT\d{3}) \|", (root / "docs" / "errors.md").read_text()))
+    assert sorted(used - documented) == []

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..api import apply, current_builder, lift, no_out
 from ..dtypes import is_integer_or_bool, python_scalar_type, to_dtype
-from ..errors import ArgumentError, ShapeError, UnsupportedError
+from ..errors import ArgumentError, AxisError, DTypeError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
 from ..shapes import normalize_axes, normalize_axis
 from ..symbolic import smax
@@ -92,7 +92,7 @@ def _var(a, axis, dtype, ddof, keepdims):
     x = lift(a)
     if x.dtype.kind == "c":
         raise UnsupportedError("var/std of complex values")
-    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
+    if not isinstance(ddof, (int, np.integer)):  # (a bool is an int, as in NumPy)
         raise ArgumentError(f"ddof must be an integer, not {ddof!r}")
     axes = normalize_axes(axis, x.ndim)
     count = 1
@@ -117,6 +117,8 @@ def _cast(t, dtype):
 
 def _std(a, axis, dtype, ddof, keepdims):
     v = _var(a, axis, dtype, ddof, keepdims)
+    if v.dtype.kind in "biu" and v.ndim > 0:  # NumPy's in-place sqrt into ints refuses
+        raise DTypeError(f"Cannot cast ufunc 'sqrt' output from float64 to {v.dtype}")
     return _cast(_op("sqrt")(v), v.dtype)
 
 
@@ -138,18 +140,24 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                 "gradient with coordinate arrays as spacing",
                 hint="pass scalar spacings (a uniform grid)",
             )
-    if axis is None or isinstance(axis, (tuple, list)):
-        if axis is None and current_builder() is None:
+    if axis is None:
+        if current_builder() is None:
             raise UnsupportedError(
                 "gradient over all axes of a lazy tensor (its rank is only known when it runs)",
                 hint="pass axis=0, axis=1, ...",
             )
-        axes = tuple(range(lift(f).ndim)) if axis is None else tuple(axis)
-        return tuple(
-            apply("gradient", (f,), {"spacing": _spacing(varargs, axes, i), "axis": ax})
-            for i, ax in enumerate(axes)
-        )
-    return apply("gradient", (f,), {"spacing": _spacing(varargs, (axis,), 0), "axis": axis})
+        axes = tuple(range(lift(f).ndim))
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        attrs = {"spacing": _spacing(varargs, (axis,), 0), "axis": axis, "group": None}
+        return apply("gradient", (f,), attrs)
+    # one node per axis; each knows its group, to refuse repeated axes as NumPy does
+    outs = tuple(
+        apply("gradient", (f,), {"spacing": _spacing(varargs, axes, i), "axis": ax, "group": axes})
+        for i, ax in enumerate(axes)
+    )
+    return outs[0] if len(outs) == 1 else outs
 
 
 def _spacing(varargs, axes, i):
@@ -162,9 +170,11 @@ def _spacing(varargs, axes, i):
     return varargs[i]
 
 
-def _gradient(f, spacing, axis):
+def _gradient(f, spacing, axis, group):
     f = lift(f)
     ax = normalize_axis(axis, f.ndim)
+    if group is not None and len({normalize_axis(a, f.ndim) for a in group}) != len(group):
+        raise AxisError("repeated axis")
     otype = f.dtype
     if otype.kind in "iu":
         f, otype = f.astype(np.float64), np.dtype(np.float64)

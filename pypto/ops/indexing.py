@@ -134,7 +134,7 @@ def _integer(ctx, i: Dim, n: Dim, axis: int) -> Dim:
 
 def _bound(ctx, b, n: Dim, lo: int, hi: Dim) -> Dim:
     """A slice bound made non-negative and clamped to [lo, hi] (Python's slice.indices)."""
-    b = _as_int(b)
+    b = int(b) if isinstance(b, (bool, np.bool_)) else _as_int(b)  # x[True:] is x[1:]
     if b is None:
         raise IndexingError("slice indices must be integers or None")
     if not ctx.ge(b, 0):

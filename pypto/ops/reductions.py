@@ -6,6 +6,8 @@ Attributes after normalization: ``axis`` (sorted tuple of non-negative axes), ``
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..api import apply, no_out
@@ -21,8 +23,8 @@ def _reduced_shape(ctx, shape, axis, keepdims, **attrs):
     return tuple(d for i, d in enumerate(shape) if i not in axis)
 
 
-def _normalize(ctx, t, axis=None, keepdims=False, **attrs):
-    out = {"axis": normalize_axes(axis, t.rank), "keepdims": bool(keepdims)}
+def _normalize(ctx, t, axis=None, keepdims=False, scalar_compat=True, **attrs):
+    out = {"axis": normalize_axes(axis, t.rank, scalar_compat), "keepdims": bool(keepdims)}
     if "dtype" in attrs:
         dt = attrs["dtype"]
         out["dtype"] = None if dt is None else to_dtype(dt, "dtype")
@@ -60,7 +62,8 @@ def _reduction(name, numpy_fns, dtype_rule, aliases, with_dtype: bool, doc: str)
             impl=impl,
             shape_rule=_reduced_shape,
             dtype_rule=dtype_rule,
-            normalize=_normalize,
+            # NumPy's ufunc reductions take axis 0 / -1 on a 0-d array; np.mean does not
+            normalize=functools.partial(_normalize, scalar_compat=name != "mean"),
             numpy=tuple(numpy_fns),
             aliases=aliases,
         )

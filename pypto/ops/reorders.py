@@ -80,6 +80,8 @@ def reshape(x, shape, order="C"):
 def _size(d):
     if isinstance(d, Expr):
         return d
+    if isinstance(d, (bool, np.bool_)):
+        raise ArgumentError(f"sizes must be integers, not {d!r}")
     try:
         return operator.index(d)
     except TypeError:
@@ -88,11 +90,10 @@ def _size(d):
 
 def _reshape_norm(ctx, t, shape):
     shape = tuple(_size(d) for d in (shape if isinstance(shape, tuple) else (shape,)))
-    unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
+    # as NumPy: any negative size is the one to infer (-1 is the documented spelling)
+    unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
         raise ShapeError("can only specify one unknown dimension (-1)")
-    if any(isinstance(d, int) and d < -1 for d in shape):
-        raise ShapeError(f"negative size in reshape {shape}")
     total = size_of(t.shape)
     known = size_of(d for i, d in enumerate(shape) if i not in unknown)
     shown = ctx.show(shape)
@@ -107,7 +108,14 @@ def _reshape_norm(ctx, t, shape):
     return {"shape": shape}
 
 
-_reorder("reshape", reshape, np.reshape, lambda ctx, s, shape: shape, _reshape_norm, (np.reshape,))
+_reorder(
+    "reshape",
+    reshape,
+    lambda x, shape: np.reshape(x, shape),  # positional: NumPy 2.0 names it newshape
+    lambda ctx, s, shape: shape,
+    _reshape_norm,
+    (np.reshape,),
+)
 
 
 # -- expand_dims / squeeze ------------------------------------------------------------------------
@@ -147,7 +155,7 @@ def _squeeze_norm(ctx, t, axis):
                 if d == 1 or (isinstance(d, Expr) and ctx.eq(d, 1, assume=False))
             )
         }
-    axes = normalize_axes(axis, t.rank)
+    axes = normalize_axes(axis, t.rank, scalar_compat=True)
     for a in axes:
         if not ctx.eq(t.shape[a], 1):
             raise ShapeError(
