@@ -141,7 +141,9 @@ def _atom(a, builder: GraphBuilder):
 
 def _fold(op, args, attrs):
     """An op applied to numbers only: computed now (through a one-op graph, so composites and
-    primitives alike). Python numbers in, a Python number out."""
+    primitives alike). Python numbers in, a Python number out, when NumPy's result has the
+    dtype a Python number stands for (bool, int64, float64, complex128); ``np.sqrt(True)`` is a
+    float16, so that stays a NumPy scalar."""
     from .executor import execute  # the executor is below the API; imported when first needed
 
     builder = GraphBuilder(ShapeContext())
@@ -151,9 +153,16 @@ def _fold(op, args, attrs):
     finally:
         _BUILDER.reset(token)
     (result,) = execute(builder.finish([out._atom]), [])
-    if all(python_scalar_type(a) is not None for a in args) and isinstance(result, np.generic):
+    if (
+        all(python_scalar_type(a) is not None for a in args)
+        and isinstance(result, np.generic)
+        and result.dtype in _PYTHON_NUMBER_DTYPES
+    ):
         return result.item()
     return result
+
+
+_PYTHON_NUMBER_DTYPES = tuple(np.dtype(t) for t in ("bool", "int64", "float64", "complex128"))
 
 
 def _op(name: str):

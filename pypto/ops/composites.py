@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import apply, current_builder, lift, no_out
+from ..api import Tensor, apply, current_builder, lift, no_out
 from ..dtypes import is_integer_or_bool, python_scalar_type, to_dtype
 from ..errors import ArgumentError, AxisError, DTypeError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
@@ -269,6 +269,10 @@ def clip(a, a_min=None, a_max=None):
     return apply("clip", operands, {"has_min": a_min is not None, "has_max": a_max is not None})
 
 
+def _run_time_int(b) -> bool:
+    return isinstance(b, Tensor) and b._atom.type.weak and b.dtype.kind == "i"
+
+
 def _clip(a, *bounds, has_min, has_max):
     x = lift(a)
     bounds = list(bounds)
@@ -280,6 +284,11 @@ def _clip(a, *bounds, has_min, has_max):
             lo = None
         if type(hi) is int and hi >= info.max:
             hi = None
+        if (lo is None) != (hi is None) and any(_run_time_int(b) for b in (lo, hi)):
+            # a Python int known only at run time: clamp (np.clip) drops it there if it is
+            # beyond the dtype's range; the missing bound is the dtype's extreme
+            lo = x.dtype.type(info.min) if lo is None else lo
+            hi = x.dtype.type(info.max) if hi is None else hi
     if lo is None and hi is None:
         return _op("positive")(x)
     if lo is None:

@@ -124,7 +124,8 @@ _CLIP_UFUNC = np._core.umath.clip  # what np.clip calls when both bounds are giv
 
 
 def clamp(x, lo, hi):
-    """``np.clip`` with both bounds given: min(max(x, lo), hi), NaN propagating."""
+    """``np.clip`` with both bounds given: min(max(x, lo), hi), NaN propagating. As np.clip, a
+    Python int bound beyond an integer array's range is no bound."""
     return apply("clamp", (x, lo, hi))
 
 
@@ -133,7 +134,7 @@ register(
         "clamp",
         "map",
         clamp,
-        impl=_CLIP_UFUNC,
+        impl=np.clip,  # not the raw ufunc: np.clip drops out-of-range Python int bounds
         shape_rule=broadcast_rule,
         dtype_rule=ufunc_dtype(_CLIP_UFUNC, "clamp"),
         ufunc=_CLIP_UFUNC,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import apply, no_out
+from ..api import Tensor, apply, no_out
 from ..dtypes import to_dtype
 from ..registry import OpDef, register
 from ..shapes import normalize_axis
@@ -30,8 +30,10 @@ def _scan_shape(ctx, shape, axis, dtype):
 def _scan(name: str, ufunc_fn, doc: str):
     def api(a, axis=None, dtype=None, out=None):
         no_out(out, name)
-        if axis is None:
-            a, axis = apply("reshape", (a,), {"shape": (-1,)}), 0
+        if axis is None:  # the flattened array (a number scans as a 1-element vector anyway)
+            if isinstance(a, Tensor) or np.ndim(a) > 0:
+                a = apply("reshape", (a,), {"shape": (-1,)})
+            axis = 0
         return apply(name, (a,), {"axis": axis, "dtype": dtype})
 
     api.__name__ = api.__qualname__ = name
