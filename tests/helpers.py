@@ -96,13 +96,31 @@ def check(build, oracle, rtol=None, atol=0.0, **inputs):
             quiet(_run, build, inputs)
         return e
     got = quiet(_run, build, inputs)
+    _compare(got, want, rtol, atol)
+    return got
+
+
+def check_reuse(chain, oracle, bindings, rtol=None):
+    """Run one lazy ``chain`` on each dict of ``bindings`` (several shapes: the traced graph is
+    reused while its guards hold); each run must match ``oracle`` run on the same inputs, or
+    raise a PyptoError where NumPy raises."""
+    for inputs in bindings:
+        try:
+            want = quiet(oracle, **inputs)
+        except Exception:
+            with pytest.raises(ppto.PyptoError):
+                quiet(chain.run, **inputs)
+            continue
+        _compare(quiet(chain.run, **inputs), want, rtol)
+
+
+def _compare(got, want, rtol, atol=0.0):
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want)
         for g, w in zip(got, want):
             assert_same(g, w, rtol, atol)
     else:
         assert_same(got, want, rtol, atol)
-    return got
 
 
 def _run(build, inputs):

@@ -13,7 +13,16 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import FLOAT_DTYPES, arrays, assert_same, check, dtypes, quiet, shapes, tolerance
+from helpers import (
+    FLOAT_DTYPES,
+    arrays,
+    check,
+    check_reuse,
+    dtypes,
+    quiet,
+    shapes,
+    tolerance,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -23,25 +32,6 @@ import pypto as ppto
 COVERED = {"softmax", "log_softmax", "var", "std", "gradient"}
 
 INT_DTYPES = [np.dtype(t) for t in ("int8", "uint8", "int32", "uint32", "int64")]
-
-
-def check_reuse(chain, oracle, bindings, rtol=None):
-    """Run one lazy ``chain`` on each dict of ``bindings``; each run must match ``oracle`` run on
-    the same inputs (or raise a PyptoError where NumPy raises)."""
-    for inputs in bindings:
-        try:
-            want = quiet(oracle, **inputs)
-        except Exception:
-            with pytest.raises(ppto.PyptoError):
-                quiet(chain.run, **inputs)
-            continue
-        got = quiet(chain.run, **inputs)
-        if isinstance(want, tuple):
-            assert isinstance(got, tuple) and len(got) == len(want)
-            for g, w in zip(got, want):
-                assert_same(g, w, rtol)
-        else:
-            assert_same(got, want, rtol)
 
 
 def silenced(fn):

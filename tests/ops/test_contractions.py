@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import arrays, assert_same, check, dtypes, quiet
+from helpers import arrays, check, check_reuse, dtypes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -18,20 +18,6 @@ from hypothesis.extra import numpy as hnp
 import pypto as ppto
 
 COVERED = {"matmul", "dot", "outer"}
-
-
-def check_reuse(chain, oracle, bindings, rtol=None):
-    """Run one lazy ``chain`` on each dict of ``bindings``; each run must match ``oracle`` run on
-    the same inputs (or raise a PyptoError where NumPy raises)."""
-    for inputs in bindings:
-        try:
-            want = quiet(oracle, **inputs)
-        except Exception:
-            with pytest.raises(ppto.PyptoError):
-                quiet(chain.run, **inputs)
-            continue
-        got = quiet(chain.run, **inputs)
-        assert_same(got, want, rtol)
 
 
 def data_of(shape, dtype=np.int64):

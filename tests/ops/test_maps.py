@@ -293,14 +293,19 @@ def test_binary_edge_values_every_dtype_pair(name):
 @settings(max_examples=20)
 @given(data=st.data())
 def test_binary_numpy_dispatch(name, data):
+    fn = BINARY[name]
+    check_args(fn, fn, *draw_binary_operands(data))
+
+
+def draw_binary_operands(data):
+    """A bound array and another operand (tensor, Python or NumPy scalar, array), either order."""
     s1, s2 = data.draw(broadcast_pairs())
     x = data.draw(value_arrays(data.draw(dtypes()), s1))
     y, y_bound = data.draw(operand(data.draw(dtypes()), s2))
     args, bound = [x, y], [True, y_bound]
     if data.draw(st.booleans()):
         args, bound = args[::-1], bound[::-1]
-    fn = BINARY[name]
-    check_args(fn, fn, args, bound)
+    return args, bound
 
 
 @pytest.mark.parametrize("name", sorted(BINARY_OPERATORS))
@@ -309,14 +314,8 @@ def test_binary_numpy_dispatch(name, data):
 def test_binary_operator(name, data):
     """``t OP other`` and the reflected ``other OP t`` with another tensor, a Python scalar, a
     NumPy array or a NumPy scalar as the other operand (on the left too)."""
-    s1, s2 = data.draw(broadcast_pairs())
-    x = data.draw(value_arrays(data.draw(dtypes()), s1))
-    y, y_bound = data.draw(operand(data.draw(dtypes()), s2))
-    args, bound = [x, y], [True, y_bound]
-    if data.draw(st.booleans()):
-        args, bound = args[::-1], bound[::-1]
     fn = BINARY_OPERATORS[name]
-    check_args(fn, fn, args, bound)
+    check_args(fn, fn, *draw_binary_operands(data))
 
 
 @pytest.mark.parametrize("name", sorted(ALIASES))

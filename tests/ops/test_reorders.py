@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import arrays, assert_same, check, dtypes, quiet, shapes
+from helpers import arrays, check, check_reuse, dtypes, shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -36,20 +36,6 @@ COVERED = {
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def check_reuse(chain, oracle, bindings, rtol=None):
-    """Run one lazy ``chain`` on each dict of ``bindings``; each run must match ``oracle`` run on
-    the same inputs (or raise a PyptoError where NumPy raises)."""
-    for inputs in bindings:
-        try:
-            want = quiet(oracle, **inputs)
-        except Exception:
-            with pytest.raises(ppto.PyptoError):
-                quiet(chain.run, **inputs)
-            continue
-        got = quiet(chain.run, **inputs)
-        assert_same(got, want, rtol)
-
-
 def same_rank_shapes(nd, min_size=2, max_size=5, max_side=6):
     return st.lists(
         hnp.array_shapes(min_dims=nd, max_dims=nd, min_side=0, max_side=max_side),
