@@ -5,7 +5,7 @@ A ``Tensor`` is one of two things:
 * *lazy*: a node of a recorded expression (``ppto.sin(x) + y``) whose inputs are bound only when
   the chain runs; nothing is typed or computed when it is built;
 * *traced*: a value of a graph being built, with a known type (rank, dtype, symbolic sizes).
-  Running a chain replays its lazy nodes as traced tensors (trace.py), and composite ops are
+  Running a chain replays its lazy nodes as traced tensors (tracer.py), and composite ops are
   written against traced tensors, so ``softmax`` is ordinary NumPy-style code.
 
 ``apply(name, args, attrs)`` decides which: any lazy argument makes a lazy node; inside a trace
@@ -24,7 +24,6 @@ import numpy as np
 from .builder import GraphBuilder, literal
 from .dtypes import python_scalar_type, to_dtype
 from .errors import ArgumentError, PyptoError, UnsupportedError, api_boundary
-from .ir import Literal, Var
 from .registry import REGISTRY
 from .shapes import ShapeContext
 from .source import Site, user_site
@@ -71,7 +70,7 @@ class Node:
         self.shape = shape  # placeholders: declared shape (entries None, int or symbol name)
         self.dtype = dtype  # placeholders: declared dtype
         self.value = value  # constants: the array
-        self.cache = None  # trace cache, owned by trace.py
+        self.cache = None  # trace cache, owned by tracer.py
 
 
 def current_builder() -> GraphBuilder | None:
@@ -79,9 +78,8 @@ def current_builder() -> GraphBuilder | None:
 
 
 def _freeze(v):
-    if isinstance(v, list):
-        return tuple(_freeze(x) for x in v)
-    if isinstance(v, tuple):
+    """Lists become tuples (recursively): attributes are immutable and hashable."""
+    if isinstance(v, (list, tuple)):
         return tuple(_freeze(x) for x in v)
     return v
 
@@ -442,10 +440,3 @@ def tensor(name: str, shape=None, dtype=None) -> Tensor:
 
 def traced(atom, builder: GraphBuilder) -> Tensor:
     return Tensor(None, atom, builder)
-
-
-def is_traced(t) -> bool:
-    return isinstance(t, Tensor) and t._node is None
-
-
-__all__ = ["Literal", "Node", "Tensor", "Var", "apply", "current_builder", "tensor", "traced"]
