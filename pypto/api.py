@@ -142,7 +142,8 @@ def _fold(op, args, attrs):
     primitives alike). Python numbers in, a Python number out, when NumPy's result has the
     dtype a Python number stands for (bool, int64, float64, complex128); ``np.sqrt(True)`` is a
     float16, so that stays a NumPy scalar."""
-    from .executor import execute  # the executor is below the API; imported when first needed
+    from .executor import execute  # below the API, imported when first needed
+    from .verify import verify
 
     builder = GraphBuilder(ShapeContext())
     token = _BUILDER.set(builder)
@@ -150,7 +151,7 @@ def _fold(op, args, attrs):
         out = apply(op.name, args, attrs)
     finally:
         _BUILDER.reset(token)
-    (result,) = execute(builder.finish([out._atom]), [])
+    (result,) = execute(verify(builder.finish([out._atom])), [])
     if (
         all(python_scalar_type(a) is not None for a in args)
         and isinstance(result, np.generic)
