@@ -11,6 +11,7 @@ Every op of the registry is available as ``ppto.<name>`` (and by its aliases, su
 
 from . import ops  # noqa: F401  (importing it registers the built-in ops)
 from .api import Tensor, tensor
+from .compile import CompiledFunction, PyptoFallbackWarning, compile
 from .errors import (
     ArgumentError,
     BindingError,
@@ -59,17 +60,20 @@ __all__ = [
     "REGISTRY",
     "ArgumentError",
     "BindingError",
+    "CompiledFunction",
     "DTypeError",
     "ExecutionError",
     "Graph",
     "IndexingError",
     "InternalError",
     "PyptoError",
+    "PyptoFallbackWarning",
     "RegistryError",
     "ShapeError",
     "Tensor",
     "UnsupportedError",
     "__version__",
+    "compile",
     "newaxis",
     "register_operator",
     "run",

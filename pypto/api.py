@@ -27,7 +27,7 @@ from .errors import ArgumentError, PyptoError, UnsupportedError, api_boundary
 from .registry import REGISTRY
 from .shapes import ShapeContext
 from .source import Site, user_site
-from .symbolic import Expr
+from .symbolic import Expr, SymFloat
 
 _BUILDER: contextvars.ContextVar[GraphBuilder | None] = contextvars.ContextVar(
     "pypto_builder", default=None
@@ -85,7 +85,7 @@ def _freeze(v):
 
 
 def _is_scalar(a) -> bool:
-    return python_scalar_type(a) is not None or isinstance(a, (np.generic, Expr))
+    return python_scalar_type(a) is not None or isinstance(a, (np.generic, Expr, SymFloat))
 
 
 @api_boundary

@@ -14,7 +14,7 @@ from .ir import Atom, Eqn, Graph, Literal, Var, freeze_attrs
 from .registry import OpDef
 from .shapes import ShapeContext
 from .source import Site
-from .symbolic import Expr
+from .symbolic import Expr, SymFloat
 from .types import TensorType
 
 
@@ -22,6 +22,8 @@ def literal(value) -> Literal:
     """A scalar constant: Python numbers and symbolic sizes are weak, NumPy scalars strong."""
     if isinstance(value, Expr):
         return Literal(value, TensorType(np.dtype(np.int64), (), weak=True))
+    if isinstance(value, SymFloat):
+        return Literal(value, TensorType(np.dtype(np.float64), (), weak=True))
     pytype = python_scalar_type(value)
     if pytype is bool:
         return Literal(np.bool_(value), TensorType(np.dtype(bool), ()))

@@ -61,7 +61,7 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
         args = [get(a) for a in eqn.inputs]
         for v in last.get(i, ()):  # free what nothing reads any more, as eager NumPy would
             del vals[v]
-        attrs = {k: resolve(v, env) for k, v in eqn.attrs}
+        attrs = {k: resolve(v, env) for k, v in eqn.attrs if k != "weak"}
         try:
             result = op.impl(*args, **attrs)
         except PyptoError as e:
@@ -71,6 +71,8 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
                 f"running `{eqn.op}`: {type(e).__name__}: {e}", site=eqn.site
             ) from e
         _check(eqn, result, env)
+        if eqn.out.type.weak:  # Python arithmetic gives Python numbers
+            result = result.item()
         vals[id(eqn.out)] = result
     return [get(a) for a in graph.outputs]
 

@@ -16,13 +16,14 @@ Attributes that are None or False are omitted. Constants are listed after ``cons
 
 from __future__ import annotations
 
+import dataclasses
 import string
 
 import numpy as np
 
 from .dtypes import short_name
 from .ir import Graph, Literal, Var
-from .symbolic import Expr
+from .symbolic import Expr, free_symbols
 
 
 def _names(taken: set[str]):
@@ -53,8 +54,29 @@ def format_attr(value) -> str:
     return repr(value)
 
 
+def _symbols(value, out: set) -> set:
+    """Size symbols mentioned in a type, an attribute or a literal (so names avoid them)."""
+    if isinstance(value, Expr):
+        out |= free_symbols(value)
+    elif isinstance(value, tuple):
+        for v in value:
+            _symbols(v, out)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _symbols(getattr(value, f.name), out)
+    return out
+
+
 def format_graph(graph: Graph) -> str:
     taken = set(graph.input_names)
+    for v in graph.inputs:
+        _symbols(v.type.shape, taken)
+    for eqn in graph.eqns:
+        _symbols(eqn.attrs, taken)
+        _symbols(eqn.out.type.shape, taken)
+        for a in eqn.inputs:
+            if isinstance(a, Literal):
+                _symbols(a.value, taken)
     fresh = _names(taken)
     names: dict[int, str] = {id(v): v.name for v in graph.inputs}
 

@@ -51,11 +51,23 @@ class OpDef:
             raise RegistryError(f"op {self.name!r} needs impl, shape_rule and dtype_rule")
 
     def infer(self, ctx: ShapeContext, types: tuple[TensorType, ...], attrs: dict):
-        """Normalized attributes and the output type, from the input types."""
+        """Normalized attributes and the output type, from the input types.
+
+        The attribute ``weak=True`` on a map op of scalars marks *Python* arithmetic (``a * 2``
+        on Python numbers, ``math.sqrt``): its result is a Python number, weak like its
+        operands, where NumPy's ufunc would return a strong NumPy scalar.
+        """
+        weak = attrs.get("weak", False)
+        if weak:
+            attrs = {k: v for k, v in attrs.items() if k != "weak"}
+            if self.kind != "map" or any(t.rank for t in types):
+                raise RegistryError(f"`{self.name}`: weak=True is for scalar map ops only")
         if self.normalize is not None:
             attrs = self.normalize(ctx, *types, **attrs)
         dtype = self.dtype_rule(*(t.key for t in types), **attrs)
         shape = self.shape_rule(ctx, *(t.shape for t in types), **attrs)
+        if weak:
+            return {**attrs, "weak": True}, TensorType(np.dtype(dtype), (), weak=True)
         return attrs, TensorType(np.dtype(dtype), tuple(shape))
 
 

@@ -68,9 +68,23 @@ def input_facts(types) -> list[Guard]:
 class ShapeContext:
     def __init__(self, env: dict | None = None, facts=()):
         self.env = env
-        self.facts = {(g.expr, g.rel) for g in facts}
+        self.facts: dict = {}  # (expr, rel) -> how many scopes assert it
         self.guards: list[Guard] = []
         self._seen: set = set()
+        self.assume(facts)
+
+    def assume(self, facts) -> None:
+        """Add facts (a loop body knows its variable's range); ``forget`` removes them."""
+        for g in facts:
+            key = (g.expr, g.rel)
+            self.facts[key] = self.facts.get(key, 0) + 1
+
+    def forget(self, facts) -> None:
+        for g in facts:
+            key = (g.expr, g.rel)
+            self.facts[key] -= 1
+            if not self.facts[key]:
+                del self.facts[key]
 
     def _decide(self, lhs: Dim, rel: str, rhs: Dim, assume: bool) -> bool:
         g = make_guard(lhs, rel, rhs)
@@ -158,17 +172,29 @@ def broadcast_shapes(ctx: ShapeContext, *shapes) -> tuple[Dim, ...]:
 
 
 def _broadcast_dim(ctx: ShapeContext, a: Dim, b: Dim, shapes) -> Dim:
-    if a == b:
+    if a == b or b == 1:
         return a
-    if b == 1 or (isinstance(b, Expr) and ctx.eq(b, 1, assume=False)):
-        return a
-    if a == 1 or (isinstance(a, Expr) and ctx.eq(a, 1, assume=False)):
+    if a == 1:
         return b
-    if ctx.eq(a, b):
+    if ctx.eq(a, b):  # equal sizes need no question about 1
         return b if isinstance(b, int) and not isinstance(a, int) else a
+    if isinstance(b, Expr) and ctx.eq(b, 1, assume=False):
+        return a
+    if isinstance(a, Expr) and ctx.eq(a, 1, assume=False):
+        return b
     raise ShapeError(
         "shapes " + " and ".join(ctx.show(s) for s in shapes) + " do not broadcast together",
         code="PPT201",
+    )
+
+
+def fits(ctx: ShapeContext, d: Dim, target: Dim) -> bool:
+    """Whether a size broadcasts to ``target`` (equal, or 1)."""
+    return (
+        d == target
+        or d == 1
+        or ctx.eq(d, target)
+        or (isinstance(d, Expr) and ctx.eq(d, 1, assume=False))
     )
 
 

@@ -324,3 +324,79 @@ def format_dim(d: Dim) -> str:
 
 def is_dim(x) -> bool:
     return isinstance(x, Expr) or (isinstance(x, int) and not isinstance(x, bool))
+
+
+class SymFloat:
+    """A float that depends on sizes: ``const + sum(coef * size)`` (``n + 1.0``, ``n / 2``).
+
+    Python arithmetic between a size and a float gives one, so ``np.arange(1.0, n + 1.0)``
+    keeps a symbolic length. It evaluates to a Python float (``resolve``).
+    """
+
+    __slots__ = ("const", "terms")
+
+    def __init__(self, const: float, terms: tuple):
+        self.const = float(const)
+        self.terms = tuple((e, float(c)) for e, c in terms if c != 0)
+
+    @staticmethod
+    def of(v) -> SymFloat | None:
+        if isinstance(v, SymFloat):
+            return v
+        if isinstance(v, Expr):
+            return SymFloat(0.0, ((v, 1.0),))
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return SymFloat(v, ())
+        return None
+
+    def _combine(self, other: SymFloat, sign: float) -> SymFloat:
+        terms = dict(self.terms)
+        for e, c in other.terms:
+            terms[e] = terms.get(e, 0.0) + sign * c
+        return SymFloat(self.const + sign * other.const, tuple(terms.items()))
+
+    def add(self, other):
+        o = SymFloat.of(other)
+        return None if o is None else self._combine(o, 1.0)
+
+    def sub(self, other):
+        o = SymFloat.of(other)
+        return None if o is None else self._combine(o, -1.0)
+
+    def scale(self, k: float) -> SymFloat:
+        return SymFloat(self.const * k, tuple((e, c * k) for e, c in self.terms))
+
+    def as_size(self):
+        """The value as a size when it is an integer for every size (else None)."""
+        if not all(c.is_integer() for _, c in self.terms) or not self.const.is_integer():
+            return None
+        out: Dim = int(self.const)
+        for e, c in self.terms:
+            out = add(out, mul(int(c), e))
+        return out
+
+    def ceil_size(self):
+        """ceil(value) as a size, when every coefficient is an integer."""
+        if not all(c.is_integer() for _, c in self.terms):
+            return None
+        import math
+
+        return SymFloat(math.ceil(self.const), self.terms).as_size()
+
+    def resolve(self, env) -> float:
+        return self.const + sum(c * evaluate(e, env) for e, c in self.terms)
+
+    def __eq__(self, other):
+        return isinstance(other, SymFloat) and (self.const, self.terms) == (
+            other.const,
+            other.terms,
+        )
+
+    def __hash__(self):
+        return hash((self.const, self.terms))
+
+    def __str__(self):
+        parts = [f"{c:g}*{e}" if c != 1 else str(e) for e, c in self.terms]
+        return " + ".join(parts + [repr(self.const)])
+
+    __repr__ = __str__

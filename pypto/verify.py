@@ -23,8 +23,12 @@ def _fail(graph: Graph, message: str, index: int | None = None):
     raise InternalError(f"verify: {where}{message}\n{format_graph(graph)}")
 
 
-def verify(graph: Graph) -> Graph:
-    ctx = ShapeContext(facts=[*input_facts(v.type for v in graph.inputs), *graph.guards])
+def verify(graph: Graph, facts=None) -> Graph:
+    """Raise InternalError unless the graph is well formed. ``facts``: what holds where the graph
+    runs (a block of a function); by default, what specializing its inputs guarantees."""
+    if facts is None:
+        facts = input_facts(v.type for v in graph.inputs)
+    ctx = ShapeContext(facts=[*facts, *graph.guards])
     defined: set[int] = set()
 
     def define(v, index=None):

@@ -16,7 +16,7 @@ from ..dtypes import is_integer_or_bool, python_scalar_type, to_dtype
 from ..errors import ArgumentError, AxisError, DTypeError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
 from ..shapes import normalize_axes, normalize_axis
-from ..symbolic import smax
+from ..symbolic import Expr, smax
 from .maps import clamp, where
 from .reorders import concatenate, expand_dims, reshape, transpose
 
@@ -92,7 +92,7 @@ def _var(a, axis, dtype, ddof, keepdims):
     x = lift(a)
     if x.dtype.kind == "c":
         raise UnsupportedError("var/std of complex values")
-    if not isinstance(ddof, (int, np.integer)):  # (a bool is an int, as in NumPy)
+    if not isinstance(ddof, (int, np.integer, Expr)):  # (a bool is an int, as in NumPy)
         raise ArgumentError(f"ddof must be an integer, not {ddof!r}")
     axes = normalize_axes(axis, x.ndim)
     count = 1
@@ -108,7 +108,8 @@ def _var(a, axis, dtype, ddof, keepdims):
     dev = x - mean
     sq = _op("square")(dev) if x.dtype.kind != "b" else dev * dev
     ret = sq.sum(axis=axes, dtype=ctype, keepdims=keepdims)
-    return _cast(ret / smax(count - int(ddof), 0), ret.dtype)
+    ddof = ddof if isinstance(ddof, Expr) else int(ddof)
+    return _cast(ret / smax(count - ddof, 0), ret.dtype)
 
 
 def _cast(t, dtype):
@@ -135,7 +136,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
             f"gradient with edge_order={edge_order}", hint="only edge_order=1 is supported"
         )
     for h in varargs:
-        if python_scalar_type(h) is None and not isinstance(h, np.generic):
+        if python_scalar_type(h) is None and not isinstance(h, (np.generic, Tensor)):
             raise UnsupportedError(
                 "gradient with coordinate arrays as spacing",
                 hint="pass scalar spacings (a uniform grid)",
@@ -150,11 +151,11 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
     else:
-        attrs = {"spacing": _spacing(varargs, (axis,), 0), "axis": axis, "group": None}
-        return apply("gradient", (f,), attrs)
+        spacing = _spacing(varargs, (axis,), 0)
+        return apply("gradient", (f, spacing), {"axis": axis, "group": None})
     # one node per axis; each knows its group, to refuse repeated axes as NumPy does
     outs = tuple(
-        apply("gradient", (f,), {"spacing": _spacing(varargs, axes, i), "axis": ax, "group": axes})
+        apply("gradient", (f, _spacing(varargs, axes, i)), {"axis": ax, "group": axes})
         for i, ax in enumerate(axes)
     )
     return outs[0] if len(outs) == 1 else outs
@@ -188,7 +189,16 @@ def _gradient(f, spacing, axis, group):
     def part(start, stop):
         return f[(slice(None),) * ax + (slice(start, stop),)]
 
-    interior = (part(2, None) - part(None, -2)) / (2.0 * spacing)
+    if isinstance(spacing, Tensor) and spacing.ndim:
+        raise UnsupportedError(
+            "gradient with coordinate arrays as spacing",
+            hint="pass scalar spacings (a uniform grid)",
+        )
+    if isinstance(spacing, Tensor) and spacing._atom.type.weak:  # 2. * dx is Python arithmetic
+        twice = apply("multiply", (2.0, spacing), {"weak": True})
+    else:
+        twice = 2.0 * spacing
+    interior = (part(2, None) - part(None, -2)) / twice
     first = (part(1, 2) - part(0, 1)) / spacing
     last = (part(-1, None) - part(-2, -1)) / spacing
     return _cast(concatenate([first, interior, last], axis=ax), otype)

@@ -7,18 +7,16 @@
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from ..api import apply
 from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
-from ..shapes import normalize_axes, normalize_axis, size_of
+from ..shapes import fits, normalize_axes, normalize_axis, size_of
 from ..source import user_site
 from ..symbolic import Expr, floordiv
 from .indexing import check_supported, getitem_shape, normalize_index
-from .rules import promoted_dtype, same_dtype
+from .rules import promoted_dtype, same_dtype, shape_arg
 
 
 def _reorder(
@@ -77,19 +75,8 @@ def reshape(x, shape, order="C"):
     return apply("reshape", (x,), {"shape": shape})
 
 
-def _size(d):
-    if isinstance(d, Expr):
-        return d
-    if isinstance(d, (bool, np.bool_)):
-        raise ArgumentError(f"sizes must be integers, not {d!r}")
-    try:
-        return operator.index(d)
-    except TypeError:
-        raise ArgumentError(f"reshape sizes must be integers, not {d!r}") from None
-
-
 def _reshape_norm(ctx, t, shape):
-    shape = tuple(_size(d) for d in (shape if isinstance(shape, tuple) else (shape,)))
+    shape = shape_arg(shape)
     # as NumPy: any negative size is the one to infer (-1 is the documented spelling)
     unknown = [i for i, d in enumerate(shape) if isinstance(d, int) and d < 0]
     if len(unknown) > 1:
@@ -181,7 +168,7 @@ def broadcast_to(x, shape):
 
 
 def _broadcast_to_norm(ctx, t, shape):
-    shape = tuple(_size(d) for d in (shape if isinstance(shape, tuple) else (shape,)))
+    shape = shape_arg(shape)
     if any(isinstance(d, int) and d < 0 for d in shape):
         raise ShapeError(f"all elements of broadcast shape must be non-negative: {shape}")
     if len(shape) < t.rank:
@@ -189,9 +176,7 @@ def _broadcast_to_norm(ctx, t, shape):
             f"cannot broadcast shape {ctx.show(t.shape)} to fewer dimensions {ctx.show(shape)}"
         )
     for d, target in zip(reversed(t.shape), reversed(shape)):
-        if d == target or d == 1 or (isinstance(d, Expr) and ctx.eq(d, 1, assume=False)):
-            continue
-        if not ctx.eq(d, target):
+        if not fits(ctx, d, target):
             raise ShapeError(f"cannot broadcast shape {ctx.show(t.shape)} to {ctx.show(shape)}")
     return {"shape": shape}
 

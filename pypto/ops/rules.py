@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..dtypes import result_type, ufunc_out_dtype, weak_dtype
+from ..errors import ArgumentError
 from ..shapes import broadcast_shapes
+from ..symbolic import Expr
 
 
 def as_dtype(key) -> np.dtype:
@@ -46,3 +50,20 @@ def accumulate_dtype(key, dtype=None, **attrs) -> np.dtype:
     if dt.kind == "u" and dt.itemsize < 8:
         return np.dtype(np.uint64)
     return dt
+
+
+def size_arg(d):
+    """A size given by the user: an int (NumPy integers too) or a symbolic size; not a bool."""
+    if isinstance(d, Expr):
+        return d
+    if isinstance(d, (bool, np.bool_)):
+        raise ArgumentError(f"sizes must be integers, not {d!r}")
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise ArgumentError(f"sizes must be integers, not {d!r}") from None
+
+
+def shape_arg(shape) -> tuple:
+    """A shape given by the user: one size or a sequence of sizes."""
+    return tuple(size_arg(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))

@@ -1,0 +1,246 @@
+"""The Function IR: blocks of op graphs joined by host control flow.
+
+A Python function becomes:
+
+* ``params``: arrays (typed inputs), integers (size symbols: ``range(n)``, ``A[:n]``), scalars
+  known only at run time (weak Python floats, NumPy scalars), and constants it was specialized on
+  (bools, strings, None);
+* ``body``: a sequence of steps. A ``Block`` runs a pure ``Graph``: it reads host variables into
+  the graph's inputs and writes the graph's outputs into host variables. A ``Loop`` runs its body
+  for each value of a loop symbol (``for i in range(start, stop, step)``; ``i`` is a size symbol
+  inside, so ``A[i, :]`` is a slice with a symbolic bound). A ``Branch`` runs one of two bodies on
+  a scalar known only at run time (``if alpha > 0``); conditions known at compile time were
+  decided (and guarded) while tracing;
+* ``result``: what the function returns, ``writebacks``: argument arrays written in place (their
+  final value is copied into the caller's array), ``guards``: the size facts the trace relied on.
+
+Host variables are typed (a loop-carried variable keeps one type across iterations). Passes work
+on the graphs of blocks; the host program is small and is interpreted here (emitters will
+render it as Python).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import ExecutionError, InternalError
+from .executor import execute, resolve
+from .printer import format_graph
+from .shapes import Guard, input_facts, make_guard
+from .symbolic import Dim, evaluate, format_dim
+from .types import TensorType
+from .verify import verify
+
+
+@dataclass(frozen=True, eq=False)
+class HostVar:
+    name: str
+    type: TensorType
+
+    def __repr__(self):
+        return f"{self.name}:{self.type}"
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    graph: Any  # Graph
+    inputs: tuple[HostVar, ...]  # graph.inputs[i] reads inputs[i]
+    outputs: tuple[HostVar, ...]  # graph.outputs[i] is written to outputs[i]
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    var: str  # the loop symbol
+    start: Dim
+    stop: Dim
+    step: int
+    body: tuple
+    guards: tuple[Guard, ...] = ()  # they mention the loop symbol: checked at each iteration
+
+    def facts(self) -> list[Guard]:
+        """What the range guarantees inside the body."""
+        from .symbolic import Sym
+
+        i = Sym(self.var, nonneg=False)
+        if self.step > 0:
+            return [make_guard(i, ">=", self.start), make_guard(self.stop - 1, ">=", i)]
+        return [make_guard(self.start, ">=", i), make_guard(i, ">=", self.stop + 1)]
+
+
+@dataclass(frozen=True, eq=False)
+class Branch:
+    cond: HostVar
+    then: tuple
+    orelse: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Param:
+    name: str
+    kind: str  # "array" | "int" | "scalar" | "const"
+    type: TensorType | None = None  # array, scalar
+    value: Any = None  # const
+    host: HostVar | None = None  # array, scalar: the host variable holding the argument
+
+    def __repr__(self):
+        if self.kind == "const":
+            return f"{self.name}={self.value!r}"
+        if self.kind == "int":
+            return f"{self.name}:int"
+        return f"{self.name}:{self.type}"
+
+
+@dataclass(frozen=True, eq=False)
+class Function:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple
+    result: Any  # see Result below
+    writebacks: tuple[tuple[str, HostVar], ...]
+    guards: tuple[Guard, ...]
+    hosts: tuple[HostVar, ...]  # every host variable
+
+    def __str__(self):
+        return format_function(self)
+
+
+# The result is a nested structure of: ("host", HostVar), ("param", name), ("dim", Dim),
+# ("const", value), ("tuple", (items...)).
+Result = tuple
+
+
+# -- printing -------------------------------------------------------------------------------------
+def format_function(fn: Function) -> str:
+    lines = [f"def {fn.name}({', '.join(repr(p) for p in fn.params)}):"]
+    _format_steps(fn.body, lines, "    ")
+    for name, hv in fn.writebacks:
+        lines.append(f"    {name}[...] = {hv.name}  # written back into the argument")
+    lines.append(f"    return {_format_result(fn.result)}")
+    if fn.guards:
+        lines.append("  where " + ", ".join(str(g) for g in fn.guards))
+    return "\n".join(lines)
+
+
+def _format_steps(steps, lines, indent):
+    for step in steps:
+        if isinstance(step, Block):
+            outs = ", ".join(h.name for h in step.outputs) or "_"
+            ins = ", ".join(h.name for h in step.inputs)
+            lines.append(f"{indent}{outs} = block({ins}):")
+            lines.extend(indent + "    " + line for line in format_graph(step.graph).split("\n"))
+        elif isinstance(step, Loop):
+            rng = f"{format_dim(step.start)}, {format_dim(step.stop)}, {step.step}"
+            lines.append(f"{indent}for {step.var} in range({rng}):")
+            if step.guards:
+                lines.append(f"{indent}    # assumes {', '.join(str(g) for g in step.guards)}")
+            _format_steps(step.body, lines, indent + "    ")
+        else:
+            lines.append(f"{indent}if {step.cond.name}:")
+            _format_steps(step.then, lines, indent + "    ")
+            lines.append(f"{indent}else:")
+            _format_steps(step.orelse, lines, indent + "    ")
+
+
+def _format_result(result) -> str:
+    kind, value = result
+    if kind == "tuple":
+        items = ", ".join(_format_result(r) for r in value)
+        return f"({items}{',' if len(value) == 1 else ''})"
+    if kind == "host":
+        return value.name
+    if kind == "dim":
+        return format_dim(value)
+    return repr(value) if kind == "const" else value
+
+
+# -- verification ---------------------------------------------------------------------------------
+def verify_function(fn: Function) -> Function:
+    """verify() every block with the facts that hold where it runs; check host variable types."""
+    array_types = [p.type for p in fn.params if p.kind == "array"]
+    base = [*input_facts(array_types), *fn.guards]
+    _verify_steps(fn.body, base)
+    for name, hv in fn.writebacks:
+        param = next(p for p in fn.params if p.name == name)
+        if param.type != hv.type:
+            raise InternalError(f"writeback of {name}: {hv.type} into {param.type}")
+    return fn
+
+
+def _verify_steps(steps, facts):
+    for step in steps:
+        if isinstance(step, Block):
+            g = step.graph
+            if [v.type for v in g.inputs] != [h.type for h in step.inputs] or [
+                a.type for a in g.outputs
+            ] != [h.type for h in step.outputs]:
+                raise InternalError("block inputs/outputs do not match their host variables")
+            verify(g, facts=facts)
+        elif isinstance(step, Loop):
+            _verify_steps(step.body, [*facts, *step.facts(), *step.guards])
+        else:
+            _verify_steps(step.then, facts)
+            _verify_steps(step.orelse, facts)
+
+
+# -- execution ------------------------------------------------------------------------------------
+def run_function(fn: Function, args: dict, env: dict):
+    """Run ``fn`` on bound arguments (name -> value) with size-symbol values ``env``; performs
+    the writebacks into argument arrays and returns the function's result."""
+    host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
+    _run_steps(fn.body, host, dict(env))
+    for name, hv in fn.writebacks:
+        final, target = host[id(hv)], args[name]
+        if final is not target:
+            np.copyto(target, final, casting="unsafe")
+    return _result(fn.result, host, args, env)
+
+
+def _run_steps(steps, host, env):
+    for step in steps:
+        if isinstance(step, Block):
+            try:
+                values = [host[id(h)] for h in step.inputs]
+            except KeyError:
+                missing = [h.name for h in step.inputs if id(h) not in host]
+                raise ExecutionError(
+                    f"{', '.join(missing)} used before assignment (a loop that ran zero times "
+                    "or a branch that did not assign it)"
+                ) from None
+            for h, v in zip(step.outputs, execute(step.graph, values, env)):
+                host[id(h)] = v
+        elif isinstance(step, Loop):
+            start, stop = evaluate(step.start, env), evaluate(step.stop, env)
+            for i in range(start, stop, step.step):
+                env[step.var] = i
+                for g in step.guards:
+                    if not g.holds(env):
+                        raise ExecutionError(
+                            f"at {step.var} = {i} the loop breaks an assumption PyPTO made "
+                            f"when compiling it: {g}",
+                            hint="loop-dependent indices must stay in bounds and keep their "
+                            "sign (write A[i - 1] only where i >= 1)",
+                        )
+                _run_steps(step.body, host, env)
+            env.pop(step.var, None)
+        else:
+            _run_steps(step.then if bool(host[id(step.cond)]) else step.orelse, host, env)
+
+
+def _result(result, host, args, env):
+    kind, value = result
+    if kind == "tuple":
+        return tuple(_result(r, host, args, env) for r in value)
+    if kind == "host":
+        return host[id(value)]
+    if kind == "param":
+        return args[value]
+    if kind == "dim":
+        return resolve(value, env)
+    return value
+
+
+def guards_hold(fn: Function, env) -> bool:
+    return all(g.holds(env) for g in fn.guards)

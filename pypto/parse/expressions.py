@@ -1,0 +1,479 @@
+"""Expressions: names, constants, attributes, operators, comparisons, indexing.
+
+Dispatch is by node type (``eval_<NodeType>``); a node type without a handler is unsupported
+and named in the error. Semantics follow Python and NumPy exactly:
+
+* Python numbers and sizes (``n - 1``, ``x.shape[0] // 2``) are computed at compile time, sizes
+  symbolically; comparisons of sizes are decided (and guarded) at compile time;
+* arithmetic on Python numbers known only at run time (a float parameter) is Python arithmetic:
+  its result is a Python number, weak in later NumPy promotion (``weak=True`` equations);
+* anything involving an array is NumPy: the registry op of the operator.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import types
+
+import libcst as cst
+import numpy as np
+
+from .. import api
+from ..errors import UnsupportedError
+from ..registry import REGISTRY
+from ..shapes import size_of
+from ..symbolic import Expr, SymFloat, smax
+from .values import BoundMethod, Undefined, View, ViewOp
+
+BINARY = {
+    cst.Add: "add",
+    cst.Subtract: "sub",
+    cst.Multiply: "mul",
+    cst.Divide: "truediv",
+    cst.FloorDivide: "floordiv",
+    cst.Modulo: "mod",
+    cst.Power: "pow",
+    cst.MatrixMultiply: "matmul",
+    cst.BitAnd: "and",
+    cst.BitOr: "or",
+    cst.BitXor: "xor",
+    cst.LeftShift: "lshift",
+    cst.RightShift: "rshift",
+}
+PYTHON_OP = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "matmul": operator.matmul,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "lshift": operator.lshift,
+    "rshift": operator.rshift,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+}
+OP_NAME = {**api._BINARY_OPERATORS, **api._COMPARISONS}
+COMPARE = {
+    cst.LessThan: "lt",
+    cst.GreaterThan: "gt",
+    cst.LessThanEqual: "le",
+    cst.GreaterThanEqual: "ge",
+    cst.Equal: "eq",
+    cst.NotEqual: "ne",
+}
+CONSTRUCT_NAMES = {
+    "Lambda": "a lambda",
+    "ListComp": "a list comprehension",
+    "SetComp": "a set comprehension",
+    "DictComp": "a dict comprehension",
+    "GeneratorExp": "a generator expression",
+    "Dict": "a dict",
+    "Set": "a set",
+    "FormattedString": "an f-string",
+    "Await": "await",
+    "Yield": "yield",
+    "NamedExpr": "an assignment expression (:=)",
+}
+TENSOR_METHODS = frozenset(
+    {
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "any",
+        "all",
+        "var",
+        "std",
+        "cumsum",
+        "cumprod",
+        "reshape",
+        "transpose",
+        "flatten",
+        "ravel",
+        "squeeze",
+        "swapaxes",
+        "astype",
+        "copy",
+        "clip",
+        "dot",
+        "item",
+        "fill",
+    }
+)
+CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def is_tensor(v) -> bool:
+    return isinstance(v, (View, api.Tensor))
+
+
+def is_host(v) -> bool:
+    """A value computed at compile time (not a tensor)."""
+    return not is_tensor(v)
+
+
+def is_size(v) -> bool:
+    return isinstance(v, Expr) or (
+        isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+    )
+
+
+class Expressions:
+    # -- plumbing -------------------------------------------------------------------------------
+    def set_site(self, node) -> None:
+        self.site = self.frames[-1].src.parsed.site(node)
+        if self.builder is not None:
+            self.builder.site = self.site
+
+    def unsupported(self, node, message: str, hint: str | None = None, code: str = "PPT103"):
+        return UnsupportedError(
+            message, hint=hint, site=self.frames[-1].src.parsed.site(node), code=code
+        )
+
+    def eval(self, node):
+        handler = getattr(self, "eval_" + type(node).__name__, None)
+        if handler is None:
+            what = CONSTRUCT_NAMES.get(type(node).__name__, type(node).__name__)
+            raise self.unsupported(node, f"{what} is not supported")
+        saved = self.site
+        self.set_site(node)
+        try:
+            return handler(node)
+        finally:
+            self.site = saved
+            if self.builder is not None:
+                self.builder.site = saved
+
+    def tensor(self, value):
+        return self.as_tensor(value)
+
+    def is_weak(self, v) -> bool:
+        """A Python number (known now or at run time): arithmetic on it is Python's."""
+        if isinstance(v, (View, api.Tensor)):
+            t = v.tensor if isinstance(v, View) else v
+            return t._atom.type.weak
+        return isinstance(v, (bool, int, float, complex, Expr, SymFloat))
+
+    # -- leaves -----------------------------------------------------------------------------------
+    def eval_Name(self, node):
+        name = node.value
+        if name in CONSTANTS:
+            return CONSTANTS[name]
+        if name in self.env:
+            held = self.env[name]
+            if isinstance(held, Undefined):
+                raise self.unsupported(
+                    node, f"`{name}` cannot be used here: {held.why}", code="PPT107"
+                )
+            return self.load_value(held)
+        scope = self.frames[-1].src.scope
+        if name in scope:
+            value = scope[name]
+            return getattr(value, "__wrapped_function__", value)
+        if name in self.BUILTINS:
+            return self.BUILTINS[name]
+        raise self.unsupported(node, f"name `{name}` is not defined", code="PPT107")
+
+    def eval_Integer(self, node):
+        return ast.literal_eval(node.value)
+
+    eval_Float = eval_Imaginary = eval_SimpleString = eval_Integer
+
+    def eval_ConcatenatedString(self, node):
+        return self.eval(node.left) + self.eval(node.right)
+
+    def eval_Ellipsis(self, node):
+        return Ellipsis
+
+    def eval_Tuple(self, node):
+        return tuple(self.element(e) for e in node.elements)
+
+    def eval_List(self, node):
+        return [self.element(e) for e in node.elements]
+
+    def element(self, e):
+        if isinstance(e, cst.StarredElement):
+            raise self.unsupported(e, "unpacking with * in a tuple or list")
+        return self.eval(e.value)
+
+    # -- attributes -------------------------------------------------------------------------------
+    def eval_Attribute(self, node):
+        obj = self.eval(node.value)
+        attr = node.attr.value
+        if is_tensor(obj):
+            return self.tensor_attribute(obj, attr, node)
+        if isinstance(obj, (types.ModuleType, np.ufunc, np.dtype, type)):
+            try:
+                return getattr(obj, attr)
+            except AttributeError:
+                name = getattr(obj, "__name__", type(obj).__name__)
+                raise self.unsupported(
+                    node, f"`{name}` has no attribute `{attr}`", code="PPT107"
+                ) from None
+        raise self.unsupported(
+            node, f"the attribute `.{attr}` of a {type(obj).__name__} value is not supported"
+        )
+
+    def tensor_attribute(self, obj, attr, node):
+        t = self.tensor(obj)
+        if attr == "T":
+            return self.view_call(obj, "transpose", (), {})
+        if attr == "shape":
+            return tuple(t.shape)
+        if attr == "ndim":
+            return t.ndim
+        if attr == "size":
+            return size_of(t.shape)
+        if attr == "dtype":
+            return t.dtype
+        if attr in TENSOR_METHODS:
+            return BoundMethod(obj, attr)
+        raise self.unsupported(
+            node,
+            f"the array attribute or method `.{attr}` is not supported",
+            hint="see docs/supported-python.md for the array methods PyPTO knows",
+        )
+
+    def view_call(self, obj, opname: str, args: tuple, kwargs: dict):
+        """Apply a registry op to a tensor; a view op on a view stays a view of the same Ref."""
+        result = REGISTRY[opname].api(self.tensor(obj), *args, **kwargs)
+        if isinstance(obj, View) and isinstance(result, api.Tensor):
+            return View(result, obj.base, obj.ops + (ViewOp(opname, args, kwargs),))
+        return result
+
+    # -- indexing ---------------------------------------------------------------------------------
+    def eval_Subscript(self, node):
+        base = self.eval(node.value)
+        index = self.index_of(node)
+        if is_tensor(base):
+            return self.getitem(base, index)
+        if isinstance(base, (tuple, list, str)):
+            items = index if isinstance(index, tuple) else (index,)
+            if any(isinstance(i, Expr) for i in items) or any(
+                isinstance(i, slice) and any(isinstance(b, Expr) for b in (i.start, i.stop))
+                for i in items
+            ):
+                raise self.unsupported(node, "indexing a tuple with a size known only at run time")
+            try:
+                return base[index]
+            except (IndexError, TypeError) as e:
+                raise self.unsupported(node, f"{type(e).__name__}: {e}", code="PPT204") from None
+        raise self.unsupported(node, f"indexing a {type(base).__name__} value")
+
+    def index_of(self, node: cst.Subscript):
+        items = tuple(self.index_item(e.slice) for e in node.slice)
+        single = len(node.slice) == 1 and not isinstance(node.slice[0].comma, cst.Comma)
+        return items[0] if single else items
+
+    def index_item(self, s):
+        if isinstance(s, cst.Slice):
+            bounds = [None if b is None else self.eval(b) for b in (s.lower, s.upper, s.step)]
+            for b, part in zip(bounds, (s.lower, s.upper, s.step)):
+                if is_tensor(b):
+                    raise self.unsupported(
+                        part,
+                        "a slice bound known only at run time",
+                        hint="slice bounds must be sizes, integer parameters or loop variables",
+                    )
+            return slice(*bounds)
+        if s.star is not None:
+            raise self.unsupported(s, "unpacking with * in an index")
+        value = self.eval(s.value)
+        if is_tensor(value) and self.tensor(value).ndim == 0:
+            raise self.unsupported(
+                s.value,
+                "an index known only at run time (an array value)",
+                hint="index with sizes, integer parameters or loop variables",
+            )
+        return value
+
+    def getitem(self, base, index):
+        t = self.tensor(base)
+        items = index if isinstance(index, tuple) else (index,)
+        scalar = len(items) == t.ndim and all(is_size(i) for i in items)
+        if scalar or not isinstance(base, View):  # a full integer index copies one element
+            return REGISTRY["getitem"].api(t, index)
+        return self.view_call(base, "getitem", (index,), {})
+
+    # -- operators --------------------------------------------------------------------------------
+    def eval_BinaryOperation(self, node):
+        op = BINARY[type(node.operator)]
+        return self.binop(op, self.eval(node.left), self.eval(node.right), node)
+
+    def binop(self, op: str, a, b, node):
+        if is_host(a) and is_host(b):
+            return self.host_binop(op, a, b, node)
+        if self.is_weak(a) and self.is_weak(b):  # Python arithmetic on run-time numbers
+            return api.apply(OP_NAME[op], (self.tensor(a), self.tensor(b)), {"weak": True})
+        a = self.tensor(a) if is_tensor(a) else a
+        b = self.tensor(b) if is_tensor(b) else b
+        return PYTHON_OP[op](a, b)
+
+    def host_binop(self, op, a, b, node):
+        symbolic = self.symbolic_float(op, a, b)
+        if symbolic is not None:
+            return symbolic
+        if isinstance(a, (Expr, SymFloat)) or isinstance(b, (Expr, SymFloat)):
+            if op in ("lt", "le", "gt", "ge", "eq", "ne") and is_size(a) and is_size(b):
+                return self.decide(op, a, b)
+            if op in ("add", "sub", "mul", "floordiv", "mod") and is_size(a) and is_size(b):
+                return PYTHON_OP[op](a, b)
+            if op == "pow" and isinstance(b, int) and 0 <= b <= 8 and is_size(a):
+                out = 1
+                for _ in range(b):
+                    out = out * a
+                return out
+            self.ensure_block()
+            return api.apply(OP_NAME[op], (a, b), {"weak": True})
+        try:
+            return PYTHON_OP[op](a, b)
+        except Exception as e:
+            raise self.unsupported(node, f"{type(e).__name__}: {e}") from None
+
+    def symbolic_float(self, op, a, b):
+        """Sizes mixed with floats stay symbolic while linear: ``n + 1.0``, ``n / 2``."""
+        floats = (float, SymFloat)
+        if not (isinstance(a, (Expr, SymFloat)) or isinstance(b, (Expr, SymFloat))):
+            return None
+        if op in ("add", "sub") and (isinstance(a, floats) or isinstance(b, floats)):
+            left = SymFloat.of(a)
+            return None if left is None else (left.add(b) if op == "add" else left.sub(b))
+        number = (int, float)
+        if op == "mul":
+            if (
+                isinstance(a, (Expr, SymFloat))
+                and isinstance(b, number)
+                and not isinstance(b, bool)
+                and (isinstance(b, float) or isinstance(a, SymFloat))
+            ):
+                return SymFloat.of(a).scale(b)
+            if (
+                isinstance(b, (Expr, SymFloat))
+                and isinstance(a, number)
+                and not isinstance(a, bool)
+                and (isinstance(a, float) or isinstance(b, SymFloat))
+            ):
+                return SymFloat.of(b).scale(a)
+        if op == "truediv" and isinstance(b, number) and not isinstance(b, bool) and b != 0:
+            return SymFloat.of(a).scale(1.0 / b)
+        return None
+
+    def decide(self, op, a, b) -> bool:
+        """A comparison of sizes, decided now (and guarded)."""
+        ctx = self.ctx
+        if op == "ge":
+            return ctx.ge(a, b)
+        if op == "gt":
+            return ctx.ge(a, b + 1)
+        if op == "le":
+            return ctx.ge(b, a)
+        if op == "lt":
+            return ctx.ge(b, a + 1)
+        return ctx.eq(a, b) if op == "eq" else not ctx.eq(a, b)
+
+    def eval_UnaryOperation(self, node):
+        v = self.eval(node.expression)
+        kind = type(node.operator)
+        if kind is cst.Not:
+            if is_tensor(v):
+                raise self.unsupported(
+                    node, "`not` on an array value", hint="use np.logical_not(x), or ~x on booleans"
+                )
+            return not self.truth(v, node)
+        name = {cst.Minus: "neg", cst.Plus: "positive", cst.BitInvert: "invert"}[kind]
+        if is_host(v):
+            if isinstance(v, Expr):
+                if kind is cst.Minus:
+                    return -v
+                if kind is cst.Plus:
+                    return v
+            else:
+                py = {
+                    cst.Minus: operator.neg,
+                    cst.Plus: operator.pos,
+                    cst.BitInvert: operator.invert,
+                }[kind]
+                return py(v)
+        if self.is_weak(v):
+            return api.apply(name, (self.tensor(v),), {"weak": True})
+        return REGISTRY[name].api(self.tensor(v))
+
+    def eval_Comparison(self, node):
+        left = self.eval(node.left)
+        result = None
+        for target in node.comparisons:
+            right = self.eval(target.comparator)
+            value = self.compare(target.operator, left, right, target)
+            if result is not None:
+                if is_tensor(result) or is_tensor(value):
+                    raise self.unsupported(
+                        node,
+                        "a chained comparison of array values",
+                        hint="combine comparisons with &",
+                    )
+                value = result and value
+            result = value
+            left = right
+        return result
+
+    def compare(self, operator_node, a, b, node):
+        kind = type(operator_node)
+        if kind in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
+            if is_tensor(a) or is_tensor(b):
+                raise self.unsupported(node, "`is`/`in` with an array value")
+            if kind is cst.Is:
+                return a is b
+            if kind is cst.IsNot:
+                return a is not b
+            return (a in b) if kind is cst.In else (a not in b)
+        return self.binop(COMPARE[kind], a, b, node)
+
+    def eval_BooleanOperation(self, node):
+        left = self.eval(node.left)
+        if is_tensor(left):
+            raise self.unsupported(
+                node,
+                "`and`/`or` on array values",
+                hint="use & and | (or np.logical_and / np.logical_or)",
+            )
+        truth = self.truth(left, node.left)
+        if isinstance(node.operator, cst.And):
+            return self.eval(node.right) if truth else left
+        return left if truth else self.eval(node.right)
+
+    def eval_IfExp(self, node):
+        cond = self.eval(node.test)
+        if is_tensor(cond):
+            raise self.unsupported(
+                node,
+                "a conditional expression on a value known only at run time",
+                hint="use np.where(cond, a, b)",
+            )
+        return self.eval(node.body) if self.truth(cond, node.test) else self.eval(node.orelse)
+
+    def truth(self, v, node) -> bool:
+        """The truth of a compile-time value (sizes are decided and guarded)."""
+        if isinstance(v, Expr):
+            return not self.ctx.eq(v, 0)
+        if is_tensor(v):
+            raise self.unsupported(node, "the truth value of an array")
+        return bool(v)
+
+    def absolute(self, v):
+        if isinstance(v, Expr):
+            return smax(v, -v)
+        return abs(v)
+
+
+__all__ = ["BoundMethod", "Expressions", "Undefined", "is_host", "is_size", "is_tensor"]

@@ -1,0 +1,570 @@
+"""Statements: assignment (tuple and chained), augmented assignment, stores into arrays,
+``return``, ``for i in range(...)``, and ``if`` (decided at compile time, or at run time on a
+scalar).
+
+Writes follow NumPy: ``A[idx] = v`` and ``A += v`` change the array object, so every name bound
+to it (and every view of it) sees the change; ``s += 1`` on a number rebinds ``s``. A name
+re-assigned in a loop body or a run-time branch is *carried*: it gets one host variable of one
+type (a Python ``0`` that becomes a float is widened, and the loop traced again).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+import numpy as np
+
+from .. import api
+from ..builder import GraphBuilder
+from ..dtypes import result_type
+from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..function import Block, Branch, HostVar, Loop
+from ..registry import REGISTRY
+from ..shapes import ShapeContext
+from ..symbolic import Expr, Sym, free_symbols
+from ..types import TensorType
+from .expressions import BINARY, is_host, is_size, is_tensor
+from .values import WRITABLE_VIEW_OPS, Ref, Undefined, View, ViewRef
+
+AUGMENTED = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr,
+    cst.BitXorAssign: cst.BitXor,
+    cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift,
+}
+REFUSED = {
+    "While": ("`while` loops are not supported", "use `for i in range(n)`"),
+    "With": ("`with` blocks are not supported", None),
+    "Try": ("`try` blocks are not supported", None),
+    "TryStar": ("`try` blocks are not supported", None),
+    "FunctionDef": ("a function defined inside the function", "define it at module level"),
+    "ClassDef": ("a class defined inside the function", None),
+    "Match": ("`match` statements are not supported", None),
+    "Break": ("`break` is not supported", "loop over the exact range instead"),
+    "Continue": ("`continue` is not supported", "use np.where or an `if` around the body"),
+    "Global": ("`global` is not supported", "pass the value as a parameter"),
+    "Nonlocal": ("`nonlocal` is not supported", None),
+    "Del": ("`del` is not supported", None),
+    "Assert": ("`assert` is not supported", None),
+    "Raise": ("`raise` is not supported", None),
+    "Import": ("an import inside the function", "import at module level"),
+    "ImportFrom": ("an import inside the function", "import at module level"),
+}
+DOCSTRING = m.Expr(value=m.SimpleString() | m.ConcatenatedString())
+
+
+class Return(Exception):  # control flow, not an error
+    def __init__(self, value):
+        self.value = value
+
+
+class Widen(Exception):
+    """A carried variable changed type: trace the region again with these wider types."""
+
+    def __init__(self, types: dict):
+        self.types = types
+
+
+class Statements:
+    def exec_body(self, statements) -> None:
+        for node in statements:
+            self.set_site(node)
+            self.ensure_block()
+            if isinstance(node, cst.SimpleStatementLine):
+                for small in node.body:
+                    self.set_site(small)
+                    self.exec_node(small)
+            else:
+                self.exec_node(node)
+
+    def exec_node(self, node) -> None:
+        kind = type(node).__name__
+        handler = getattr(self, "exec_" + kind, None)
+        if handler is not None:
+            handler(node)
+            return
+        what, hint = REFUSED.get(kind, (f"the statement `{kind}` is not supported", None))
+        raise self.unsupported(
+            node,
+            what,
+            hint=hint,
+            code="PPT106" if kind in ("While", "Break", "Continue") else "PPT102",
+        )
+
+    def exec_Pass(self, node) -> None:
+        pass
+
+    def exec_Expr(self, node) -> None:
+        if not m.matches(node, DOCSTRING):
+            self.eval(node.value)  # evaluated for its effects (a helper writing in place)
+
+    def exec_Return(self, node) -> None:
+        if self.control_depth != self.frames[-1].depth:
+            raise self.unsupported(
+                node,
+                "`return` inside a loop or an `if` decided at run time",
+                hint="assign the result and return it at the end",
+                code="PPT106",
+            )
+        raise Return(None if node.value is None else self.eval(node.value))
+
+    # -- assignment -------------------------------------------------------------------------------
+    def exec_Assign(self, node) -> None:
+        value = self.eval(node.value)
+        for target in node.targets:
+            self.assign(target.target, value)
+
+    def exec_AnnAssign(self, node) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.eval(node.value))
+
+    def assign(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.env[target.value] = self.store_value(value, target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if is_tensor(value):
+                raise self.unsupported(
+                    target, "unpacking an array into names", hint="index it: a, b = x[0], x[1]"
+                )
+            items = list(value) if isinstance(value, (tuple, list)) else None
+            if items is None or len(items) != len(target.elements):
+                raise self.unsupported(
+                    target,
+                    f"cannot unpack {value!r} into {len(target.elements)} names",
+                    code="PPT206",
+                )
+            for element, item in zip(target.elements, items):
+                if isinstance(element, cst.StarredElement):
+                    raise self.unsupported(element, "starred assignment")
+                self.assign(element.value, item)
+        elif isinstance(target, cst.Subscript):
+            base = self.eval(target.value)
+            self.store_into(base, self.index_of(target), value, target)
+        else:
+            raise self.unsupported(target, f"assigning to {type(target).__name__}", code="PPT105")
+
+    def store_into(self, base, index, value, node) -> None:
+        if not isinstance(base, View):
+            raise self.unsupported(
+                node, "assigning into a temporary value (the write would be lost)", code="PPT105"
+            )
+        if (
+            is_tensor(value)
+            and self.as_tensor(value).dtype == np.dtype(bool)
+            and any(is_tensor(i) for i in (index if isinstance(index, tuple) else (index,)))
+        ):
+            raise self.unsupported(
+                node, "boolean-mask assignment", hint="use np.where(mask, value, x)", code="PPT105"
+            )
+        value = self.operand(value)
+        region = REGISTRY["store"].api(base.tensor, value, index)
+        self.write_through(base, region, node)
+
+    def write_through(self, view: View, new, node) -> None:
+        """Make ``new`` the value of ``view``: a write into the Ref it is a view of."""
+        ops = view.ops
+        if any(op.method or op.op not in WRITABLE_VIEW_OPS for op in ops):
+            raise self.unsupported(
+                node,
+                "writing through a transposed or reshaped view",
+                hint="write into the array itself with the matching index",
+                code="PPT105",
+            )
+        parents = [self.read_ref(view.base)]
+        for op in ops[:-1]:
+            parents.append(self.apply_view_op(op, parents[-1]))
+        for op, parent in zip(reversed(ops), reversed(parents)):
+            new = REGISTRY["store"].api(parent, new, op.args[0])
+        self.write_ref(view.base, new)
+
+    def exec_AugAssign(self, node) -> None:
+        op = BINARY[AUGMENTED[type(node.operator)]]
+        target = node.target
+        rhs = self.eval(node.value)
+        if isinstance(target, cst.Name):
+            held = self.env.get(target.value)
+            if held is None or isinstance(held, Undefined):
+                self.eval(target)  # raises the name error
+            current = self.load_value(held)
+            if isinstance(held, (Ref, ViewRef)) and self.as_tensor(current).ndim > 0:
+                self.write_through(current, self.in_place(op, current, rhs, node), node)
+            else:  # numbers (and NumPy scalars) are immutable: the name is rebound
+                self.env[target.value] = self.store_value(
+                    self.binop(op, current, rhs, node), target.value
+                )
+        elif isinstance(target, cst.Subscript):
+            base = self.eval(target.value)
+            index = self.index_of(target)
+            current = self.getitem(base, index) if is_tensor(base) else None
+            if current is None:
+                raise self.unsupported(
+                    target, "augmented assignment into a non-array", code="PPT105"
+                )
+            self.store_into(base, index, self.in_place(op, current, rhs, node), target)
+        else:
+            raise self.unsupported(target, "augmented assignment to an attribute", code="PPT105")
+
+    def in_place(self, op, current, rhs, node):
+        """``current op= rhs`` as NumPy does it: same shape, cast with 'same_kind'."""
+        t = self.as_tensor(current)
+        new = self.as_tensor(self.binop(op, current, rhs, node))
+        if new.dtype != t.dtype:
+            if not np.can_cast(new.dtype, t.dtype, "same_kind"):
+                raise DTypeError(
+                    f"Cannot cast ufunc '{op}' output from dtype('{new.dtype}') to "
+                    f"dtype('{t.dtype}') with casting rule 'same_kind'",
+                    site=self.site,
+                )
+            new = new.astype(t.dtype)
+        if len(new.shape) != len(t.shape) or not all(
+            self.ctx.eq(a, b) for a, b in zip(new.shape, t.shape)
+        ):
+            raise ShapeError(
+                f"non-broadcastable output operand with shape {self.ctx.show(t.shape)} doesn't "
+                f"match the broadcast shape {self.ctx.show(new.shape)}",
+                site=self.site,
+            )
+        return new
+
+    # -- if ---------------------------------------------------------------------------------------
+    def exec_If(self, node) -> None:
+        cond = self.eval(node.test)
+        if is_host(cond):
+            if self.truth(cond, node.test):
+                self.exec_body(node.body.body)
+            elif node.orelse is not None:
+                self.exec_else(node.orelse)
+            return
+        t = self.as_tensor(cond)
+        if t.ndim:
+            raise self.unsupported(
+                node.test,
+                "the truth value of an array",
+                hint="use np.any(...) or np.all(...)",
+                code="PPT106",
+            )
+        if m.findall(node, m.Return()):
+            raise self.unsupported(
+                node,
+                "`return` inside an `if` decided at run time",
+                hint="assign the result in both branches, return after",
+                code="PPT106",
+            )
+        cond_ref = self.new_ref(t, "cond")
+        statements = [*node.body.body, *([node.orelse] if node.orelse is not None else [])]
+
+        def run(hosts):
+            before = self.env_state()
+            then = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
+            after_then = self.env_state()
+            self.set_env_state(before)
+            orelse = self.body_steps(
+                lambda: self.exec_else(node.orelse) if node.orelse is not None else None, hosts
+            )
+            then, orelse = self.merge_branches(before, after_then, then, orelse)
+            return Branch(cond_ref.host, then, orelse)
+
+        self.carried_region(node, statements, run)
+
+    def exec_else(self, orelse) -> None:
+        if isinstance(orelse, cst.If):  # elif
+            self.exec_If(orelse)
+        else:
+            self.exec_body(orelse.body.body)
+
+    def env_state(self):
+        refs: dict = {}
+        for held in self.env.values():
+            self._collect_refs(held, refs)
+        return dict(self.env), {k: (r, r.state()) for k, r in refs.items()}
+
+    def set_env_state(self, state) -> None:
+        env, refs = state
+        self.env.clear()
+        self.env.update(env)
+        for ref, st in refs.values():
+            ref.restore(st)
+
+    def merge_branches(self, before, after_then, then, orelse):
+        """After both branches: a name first bound in both continues in one host variable
+        (each branch copies its value there); one bound in a single branch is unusable after;
+        arrays written in either branch are read again from their host variables."""
+        env0, refs0 = before
+        then_env = after_then[0]
+        then, orelse = list(then), list(orelse)
+        for name in sorted((set(self.env) | set(then_env)) - set(env0)):
+            a, b = then_env.get(name), self.env.get(name)
+            if isinstance(a, Ref) and isinstance(b, Ref) and a.host and b.host:
+                merged = self.new_host(name, _join(a.host.type, b.host.type, name, self.site))
+                then.append(_copy_block(a.host, merged))
+                orelse.append(_copy_block(b.host, merged))
+                self.env[name] = Ref(host=merged, hint=name)
+            elif _same_constant(a, b):
+                self.env[name] = a
+            else:
+                self.env[name] = Undefined(
+                    "it is assigned in only one branch of an `if` decided at run time; assign "
+                    "it before the `if` or in both branches"
+                )
+        then_versions = {k: st[2] for k, (r, st) in after_then[1].items()}
+        for key, (ref, st0) in refs0.items():
+            if ref.version != st0[2] or then_versions.get(key, st0[2]) != st0[2]:
+                ref.value, ref.dirty = None, False
+                ref.version = max(ref.version, then_versions.get(key, 0)) + 1
+        return tuple(then), tuple(orelse)
+
+    # -- for --------------------------------------------------------------------------------------
+    def exec_For(self, node) -> None:
+        if node.orelse is not None or node.asynchronous is not None:
+            raise self.unsupported(node, "`for ... else` and `async for`", code="PPT106")
+        if not m.matches(node.iter, m.Call()) or self.eval(node.iter.func) is not range:
+            raise self.unsupported(
+                node.iter,
+                "a loop over anything but range()",
+                hint="loop over indices: for i in range(len(x))",
+                code="PPT106",
+            )
+        if not isinstance(node.target, cst.Name):
+            raise self.unsupported(
+                node.target, "a loop target that is not a plain name", code="PPT106"
+            )
+        bounds = []
+        for a in node.iter.args:
+            v = self.eval(a.value)
+            if a.keyword is not None or a.star or not is_size(v):
+                raise self.unsupported(
+                    a,
+                    "range() bounds must be integers: constants, sizes, "
+                    "integer parameters or loop variables",
+                    code="PPT106",
+                )
+            bounds.append(v if isinstance(v, Expr) else int(v))
+        if not 1 <= len(bounds) <= 3:
+            raise self.unsupported(node.iter, "range() takes 1 to 3 arguments", code="PPT206")
+        start, stop, step = {
+            1: lambda b: (0, b[0], 1),
+            2: lambda b: (b[0], b[1], 1),
+            3: lambda b: tuple(b),
+        }[len(bounds)](bounds)
+        if not isinstance(step, int):
+            raise self.unsupported(
+                node.iter,
+                "a range() step known only at run time",
+                hint="use a constant step",
+                code="PPT106",
+            )
+        if step == 0:
+            raise self.unsupported(node.iter, "range() arg 3 must not be zero", code="PPT206")
+        var = node.target.value
+        symbol = self.new_symbol(var)
+
+        def run(hosts):
+            facts = Loop(symbol, start, stop, step, ()).facts()
+            self.ctx.assume(facts)
+            mark = len(self.ctx.guards)
+            self.env[var] = Sym(symbol, nonneg=False)
+            try:
+                steps = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
+            finally:
+                self.ctx.forget(facts)
+            new = self.ctx.guards[mark:]
+            inside = [g for g in new if symbol in free_symbols(g.expr)]
+            self.ctx.guards[mark:] = [g for g in new if symbol not in free_symbols(g.expr)]
+            return Loop(symbol, start, stop, step, steps, tuple(inside))
+
+        before = set(self.env)
+        self.carried_region(node, node.body.body, run)
+        self.env[var] = Undefined(f"`{var}` is the variable of a loop that has ended")
+        for name in set(self.env) - before:
+            if _mentions(self.env[name], symbol):
+                self.env[name] = Undefined("its size depends on a loop that has ended")
+
+    # -- regions with carried variables -----------------------------------------------------------
+    def carried_region(self, node, statements, run) -> None:
+        """Trace a loop body or a pair of branches (``run(hosts)`` returns the step). A name the
+        region re-assigns is carried in one host variable of one type; when an assignment
+        changes its type, the region is traced again with the wider type."""
+        self.flush()
+        rebound, stored, augmented = _assigned(statements)
+        for name in augmented:  # x += ...: in place on an array, a new binding otherwise
+            held = self.env.get(name)
+            is_array = (
+                isinstance(held, (Ref, ViewRef)) and self.as_tensor(self.load_value(held)).ndim > 0
+            )
+            (stored if is_array else rebound).append(name)
+        self.flush()
+        carried = [
+            n
+            for n in dict.fromkeys(rebound)
+            if n in self.env and not isinstance(self.env[n], Undefined)
+        ]
+        written = {
+            id(self._ref_of(self.env[n]))
+            for n in stored
+            if isinstance(self.env.get(n), (Ref, ViewRef))
+        }
+        for n in carried:
+            held = self.env[n]
+            if isinstance(held, (Ref, ViewRef)) and id(self._ref_of(held)) in written:
+                raise self.unsupported(
+                    node,
+                    f"`{n}` is both reassigned and written in place here (or shares its "
+                    "array with a name that is)",
+                    hint="copy back instead of swapping: u[...] = u_new",
+                    code="PPT106",
+                )
+        widened: dict = {}
+        snap = self.snapshot()
+        for attempt in range(4):
+            try:
+                hosts = self._carry_in(carried, widened)
+                self.control_depth += 1
+                try:
+                    step = run(hosts)
+                finally:
+                    self.control_depth -= 1
+                self.steps.append(step)
+                for n, hv in hosts.items():
+                    self.env[n] = Ref(host=hv, hint=n)
+                return
+            except Widen as w:
+                if attempt == 3:
+                    raise self.unsupported(
+                        node, "the types of reassigned names do not settle", code="PPT109"
+                    ) from None
+                self.restore(snap)
+                widened.update(w.types)
+
+    def _ref_of(self, held):
+        return held.base if isinstance(held, ViewRef) else held
+
+    def _carry_in(self, carried, widened) -> dict:
+        hosts = {}
+        for n in carried:
+            t = self.as_tensor(self.load_value(self.env[n]))
+            want = widened.get(n, t._atom.type)
+            if t._atom.type != want:
+                attrs = {"dtype": want.dtype, **({"weak": True} if want.weak else {})}
+                t = api.apply("astype", (t,), attrs)
+            hosts[n] = self.new_host(n, want)
+            self._pending.append((t._atom, hosts[n]))
+            self.env[n] = Ref(host=hosts[n], hint=n)
+        self.flush()
+        return hosts
+
+    def same_sizes(self, t, want: TensorType):
+        """``t`` with the sizes of ``want`` when they are equal (guarded), so a carried array
+        keeps one type: ``x = A @ x`` has size A.0, equal to x.0 when A is square."""
+        have = t._atom.type
+        if have.shape == want.shape or len(have.shape) != len(want.shape):
+            return t
+        if not all(a == b or self.ctx.eq(a, b) for a, b in zip(have.shape, want.shape)):
+            return t
+        return REGISTRY["reshape"].api(t, want.shape)
+
+    def body_steps(self, execute, hosts) -> tuple:
+        """Trace into a fresh step list; at the end carried names go to their host vars."""
+        outer = self.steps
+        self.steps = []
+        try:
+            execute()
+            self.ensure_block()
+            widen = {}
+            for n, hv in hosts.items():
+                held = self.env.get(n)
+                if held is None or isinstance(held, Undefined):
+                    raise UnsupportedError(
+                        f"`{n}` is not defined at the end of the block",
+                        site=self.site,
+                        code="PPT107",
+                    )
+                t = self.as_tensor(self.load_value(held))
+                t = self.same_sizes(t, hv.type)
+                if t._atom.type != hv.type:
+                    widen[n] = _join(hv.type, t._atom.type, n, self.site, self.ctx)
+                else:
+                    self._pending.append((t._atom, hv))
+                    if isinstance(held, Ref) and held.dirty and held.value is t:
+                        held.host, held.dirty = hv, False  # written once, to the carried var
+            if widen:
+                raise Widen(widen)
+            self.flush()
+            return tuple(self.steps)
+        finally:
+            self.steps = outer
+
+
+def _same_constant(a, b) -> bool:
+    plain = (bool, int, float, complex, str, type(None), Expr)
+    return isinstance(a, plain) and type(a) is type(b) and a == b
+
+
+def _copy_block(src: HostVar, dst: HostVar) -> Block:
+    """A block that copies (and if needed casts) one host variable into another."""
+    builder = GraphBuilder(ShapeContext())
+    v = builder.add_input(src.name, src.type)
+    out = v
+    if src.type != dst.type:
+        attrs = {"dtype": dst.type.dtype, **({"weak": True} if dst.type.weak else {})}
+        out = builder.apply(REGISTRY["astype"], (v,), attrs)
+    return Block(builder.finish([out]), (src,), (dst,))
+
+
+def _join(a: TensorType, b: TensorType, name, site, ctx=None) -> TensorType:
+    if len(a.shape) != len(b.shape) or any(
+        x != y and (ctx is None or not ctx.eq(x, y)) for x, y in zip(a.shape, b.shape)
+    ):
+        raise UnsupportedError(
+            f"`{name}` changes shape from {a} to {b} inside a loop or branch",
+            site=site,
+            code="PPT109",
+        )
+    return TensorType(result_type(a.key, b.key), a.shape, a.weak and b.weak)
+
+
+def _assigned(statements):
+    """Names re-bound, names written in place (subscript targets) and names augmented (``+=``:
+    in place on arrays, a re-binding on numbers)."""
+    rebound, stored, augmented = [], [], []
+    for stmt in statements:
+        for t in m.findall(stmt, m.AssignTarget() | m.AnnAssign() | m.For()):
+            target = t.target
+            for name in m.findall(target, m.Name()):
+                if isinstance(target, cst.Subscript) or _inside_subscript(target, name):
+                    continue
+                rebound.append(name.value)
+        for t in m.findall(
+            stmt, m.AssignTarget(target=m.Subscript()) | m.AugAssign(target=m.Subscript())
+        ):
+            base = t.target
+            while isinstance(base, (cst.Subscript, cst.Attribute)):
+                base = base.value
+            if isinstance(base, cst.Name):
+                stored.append(base.value)
+        for t in m.findall(stmt, m.AugAssign(target=m.Name())):
+            augmented.append(t.target.value)
+    return rebound, stored, list(dict.fromkeys(augmented))
+
+
+def _inside_subscript(target, name) -> bool:
+    return any(name in m.findall(s, m.Name()) for s in m.findall(target, m.Subscript()))
+
+
+def _mentions(held, symbol: str) -> bool:
+    if isinstance(held, Ref) and held.host is not None:
+        return any(symbol in free_symbols(d) for d in held.host.type.shape)
+    if isinstance(held, Expr):
+        return symbol in free_symbols(held)
+    return False
+
+
+__all__ = ["Return", "Statements", "Widen"]
