@@ -75,6 +75,14 @@ class Branch:
     cond: HostVar
     then: tuple
     orelse: tuple
+    fact: Guard | None = None  # a size comparison (``i > 0``): a fact in then, its negation in else
+    then_guards: tuple[Guard, ...] = ()  # checked when that side runs (they mention loop symbols)
+    else_guards: tuple[Guard, ...] = ()
+
+    def facts(self, side: str) -> list[Guard]:
+        if self.fact is None:
+            return []
+        return [self.fact] if side == "then" else [self.fact.negated()]
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,8 +148,11 @@ def _format_steps(steps, lines, indent):
         else:
             lines.append(f"{indent}if {step.cond.name}:")
             _format_steps(step.then, lines, indent + "    ")
-            lines.append(f"{indent}else:")
-            _format_steps(step.orelse, lines, indent + "    ")
+            if not step.then:
+                lines.append(f"{indent}    pass")
+            if step.orelse:
+                lines.append(f"{indent}else:")
+                _format_steps(step.orelse, lines, indent + "    ")
 
 
 def _format_result(result) -> str:
@@ -181,8 +192,8 @@ def _verify_steps(steps, facts):
         elif isinstance(step, Loop):
             _verify_steps(step.body, [*facts, *step.facts(), *step.guards])
         else:
-            _verify_steps(step.then, facts)
-            _verify_steps(step.orelse, facts)
+            _verify_steps(step.then, [*facts, *step.facts("then"), *step.then_guards])
+            _verify_steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards])
 
 
 # -- execution ------------------------------------------------------------------------------------
@@ -215,18 +226,26 @@ def _run_steps(steps, host, env):
             start, stop = evaluate(step.start, env), evaluate(step.stop, env)
             for i in range(start, stop, step.step):
                 env[step.var] = i
-                for g in step.guards:
-                    if not g.holds(env):
-                        raise ExecutionError(
-                            f"at {step.var} = {i} the loop breaks an assumption PyPTO made "
-                            f"when compiling it: {g}",
-                            hint="loop-dependent indices must stay in bounds and keep their "
-                            "sign (write A[i - 1] only where i >= 1)",
-                        )
+                _check(step.guards, env, f"at {step.var} = {i} the loop")
                 _run_steps(step.body, host, env)
             env.pop(step.var, None)
+        elif bool(host[id(step.cond)]):
+            _check(step.then_guards, env, "this branch")
+            _run_steps(step.then, host, env)
         else:
-            _run_steps(step.then if bool(host[id(step.cond)]) else step.orelse, host, env)
+            _check(step.else_guards, env, "this branch")
+            _run_steps(step.orelse, host, env)
+
+
+def _check(guards, env, where: str) -> None:
+    for g in guards:
+        if not g.holds(env):
+            shown = ", ".join(f"{k} = {v}" for k, v in env.items() if k in str(g))
+            raise ExecutionError(
+                f"{where} breaks an assumption PyPTO made when compiling it: {g} ({shown})",
+                hint="indices that depend on a loop variable must stay in bounds and keep their "
+                "sign (write A[i - 1] only where i >= 1)",
+            )
 
 
 def _result(result, host, args, env):

@@ -86,7 +86,8 @@ class ShapeContext:
             if not self.facts[key]:
                 del self.facts[key]
 
-    def _decide(self, lhs: Dim, rel: str, rhs: Dim, assume: bool) -> bool:
+    def known(self, lhs: Dim, rel: str, rhs: Dim) -> bool | None:
+        """The answer when a proof or the facts give it (nothing recorded), else None."""
         g = make_guard(lhs, rel, rhs)
         e = g.expr
         if isinstance(e, int):
@@ -104,8 +105,20 @@ class ShapeContext:
         if offset is not None:  # e - f == offset for a known f == 0
             return Guard(offset, rel).holds({})
         neg = g.negated()
-        if (neg.expr, neg.rel) in self.facts:
+        if (neg.expr, neg.rel) in self.facts or (neg.rel == ">=" and self._implied(neg.expr)):
             return False
+        return None
+
+    def concrete(self, d: Dim) -> bool:
+        """Whether every symbol of d has a value (so a question about it can be decided)."""
+        return self.env is not None and free_symbols(d) <= self.env.keys()
+
+    def _decide(self, lhs: Dim, rel: str, rhs: Dim, assume: bool) -> bool:
+        answer = self.known(lhs, rel, rhs)
+        if answer is not None:
+            return answer
+        g = make_guard(lhs, rel, rhs)
+        e, neg = g.expr, g.negated()
         if self.env is not None and free_symbols(e) <= self.env.keys():
             outcome = g.holds(self.env)
         else:

@@ -22,9 +22,9 @@ import numpy as np
 from .. import api
 from ..errors import UnsupportedError
 from ..registry import REGISTRY
-from ..shapes import size_of
+from ..shapes import make_guard, size_of
 from ..symbolic import Expr, SymFloat, smax
-from .values import BoundMethod, Undefined, View, ViewOp
+from .values import BoundMethod, SymCond, Undefined, View, ViewOp
 
 BINARY = {
     cst.Add: "add",
@@ -115,7 +115,8 @@ CONSTANTS = {"True": True, "False": False, "None": None}
 
 
 def is_tensor(v) -> bool:
-    return isinstance(v, (View, api.Tensor))
+    """A value known only at run time (a tensor, or a size comparison decided at run time)."""
+    return isinstance(v, (View, api.Tensor, SymCond))
 
 
 def is_host(v) -> bool:
@@ -369,23 +370,34 @@ class Expressions:
             return SymFloat.of(a).scale(1.0 / b)
         return None
 
-    def decide(self, op, a, b) -> bool:
-        """A comparison of sizes, decided now (and guarded)."""
-        ctx = self.ctx
-        if op == "ge":
-            return ctx.ge(a, b)
-        if op == "gt":
-            return ctx.ge(a, b + 1)
-        if op == "le":
-            return ctx.ge(b, a)
-        if op == "lt":
-            return ctx.ge(b, a + 1)
-        return ctx.eq(a, b) if op == "eq" else not ctx.eq(a, b)
+    def decide(self, op, a, b):
+        """A comparison of sizes: decided now when a proof, the facts or the sizes of this call
+        answer it (guarded), else (a loop variable) a SymCond the run decides."""
+        lhs, rel, rhs = {
+            "ge": (a, ">=", b),
+            "gt": (a, ">=", b + 1),
+            "le": (b, ">=", a),
+            "lt": (b, ">=", a + 1),
+            "eq": (a, "==", b),
+            "ne": (a, "!=", b),
+        }[op]
+        known = self.ctx.known(lhs, rel, rhs)
+        if known is not None:
+            return known
+        if self.ctx.concrete(lhs - rhs):
+            return (
+                self.ctx.ge(lhs, rhs)
+                if rel == ">="
+                else (self.ctx.eq(lhs, rhs) if rel == "==" else not self.ctx.eq(lhs, rhs))
+            )
+        return SymCond(make_guard(lhs, rel, rhs))
 
     def eval_UnaryOperation(self, node):
         v = self.eval(node.expression)
         kind = type(node.operator)
         if kind is cst.Not:
+            if isinstance(v, SymCond):
+                return SymCond(v.guard.negated())
             if is_tensor(v):
                 raise self.unsupported(
                     node, "`not` on an array value", hint="use np.logical_not(x), or ~x on booleans"
@@ -465,7 +477,14 @@ class Expressions:
     def truth(self, v, node) -> bool:
         """The truth of a compile-time value (sizes are decided and guarded)."""
         if isinstance(v, Expr):
-            return not self.ctx.eq(v, 0)
+            v = self.decide("ne", v, 0)
+        if isinstance(v, SymCond):
+            raise self.unsupported(
+                node,
+                "a condition on a loop variable here",
+                hint="decide it in an `if` statement",
+                code="PPT106",
+            )
         if is_tensor(v):
             raise self.unsupported(node, "the truth value of an array")
         return bool(v)

@@ -28,7 +28,7 @@ from .calls import Calls
 from .expressions import Expressions
 from .source import FunctionSource
 from .statements import Return, Statements
-from .values import Ref, Undefined, View, ViewRef
+from .values import Ref, SymCond, Undefined, View, ViewRef
 
 
 @dataclass(eq=False)
@@ -291,6 +291,10 @@ class Tracer(Expressions, Calls, Statements):
             return value.tensor
         if isinstance(value, api.Tensor):
             return value
+        if isinstance(value, SymCond):
+            g = value.guard
+            op = {">=": "greater_equal", "==": "equal", "!=": "not_equal"}[g.rel]
+            return api.apply(op, (g.expr, 0), {"weak": True})
         return api.lift(value)
 
     # -- snapshots (a loop traced again with wider types) -----------------------------------------

@@ -24,7 +24,7 @@ from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
 from ..types import TensorType
 from .expressions import BINARY, is_host, is_size, is_tensor
-from .values import WRITABLE_VIEW_OPS, Ref, Undefined, View, ViewRef
+from .values import WRITABLE_VIEW_OPS, Ref, SymCond, Undefined, View, ViewRef
 
 AUGMENTED = {
     cst.AddAssign: cst.Add,
@@ -238,6 +238,9 @@ class Statements:
     # -- if ---------------------------------------------------------------------------------------
     def exec_If(self, node) -> None:
         cond = self.eval(node.test)
+        if isinstance(cond, Expr):
+            cond = self.decide("ne", cond, 0)
+        fact = cond.guard if isinstance(cond, SymCond) else None
         if is_host(cond):
             if self.truth(cond, node.test):
                 self.exec_body(node.body.body)
@@ -264,16 +267,33 @@ class Statements:
 
         def run(hosts):
             before = self.env_state()
-            then = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
+            then, then_guards = self.side(lambda: self.exec_body(node.body.body), hosts, fact)
             after_then = self.env_state()
             self.set_env_state(before)
-            orelse = self.body_steps(
-                lambda: self.exec_else(node.orelse) if node.orelse is not None else None, hosts
+            orelse, else_guards = self.side(
+                lambda: self.exec_else(node.orelse) if node.orelse is not None else None,
+                hosts,
+                None if fact is None else fact.negated(),
             )
             then, orelse = self.merge_branches(before, after_then, then, orelse)
-            return Branch(cond_ref.host, then, orelse)
+            return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
 
         self.carried_region(node, statements, run)
+
+    def side(self, execute, hosts, fact):
+        """One branch, traced knowing its condition when it is a size comparison; guards on
+        loop symbols that only this side needs are checked when it runs."""
+        facts = [fact] if fact is not None else []
+        self.ctx.assume(facts)
+        mark = len(self.ctx.guards)
+        try:
+            steps = self.body_steps(execute, hosts)
+        finally:
+            self.ctx.forget(facts)
+        new = self.ctx.guards[mark:]
+        local = tuple(g for g in new if not self.ctx.concrete(g.expr))
+        self.ctx.guards[mark:] = [g for g in new if self.ctx.concrete(g.expr)]
+        return steps, local
 
     def exec_else(self, orelse) -> None:
         if isinstance(orelse, cst.If):  # elif

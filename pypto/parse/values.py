@@ -80,6 +80,14 @@ class View:
 
 
 @dataclass(eq=False)
+class SymCond:
+    """A comparison of sizes that only the run can decide (it involves a loop variable):
+    an ``if`` on it is a run-time branch that knows the comparison as a fact."""
+
+    guard: object  # shapes.Guard: ``expr rel 0``
+
+
+@dataclass(eq=False)
 class Undefined:
     """A name that exists but cannot be used here, and why."""
 
