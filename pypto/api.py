@@ -77,6 +77,14 @@ def current_builder() -> GraphBuilder | None:
     return _BUILDER.get()
 
 
+def current_site() -> Site | None:
+    """Where the user wrote what is being built: the traced statement, or the calling line."""
+    builder = _BUILDER.get()
+    if builder is not None and builder.site is not None:
+        return builder.site
+    return user_site()
+
+
 def _freeze(v):
     """Lists become tuples (recursively): attributes are immutable and hashable."""
     if isinstance(v, (list, tuple)):

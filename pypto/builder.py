@@ -70,7 +70,8 @@ class GraphBuilder:
             norm, out_type = op.infer(self.ctx, tuple(a.type for a in inputs), attrs)
         except PyptoError as e:
             operands = ", ".join(self.describe(a) for a in inputs)
-            raise e.with_context(f"`{op.name}` of {operands}", self.site) from None
+            prefix = f"`{op.name}` of {operands}" if operands else f"`{op.name}`"
+            raise e.with_context(prefix, self.site) from None
         out = Var(out_type)
         self.eqns.append(Eqn(op.name, tuple(inputs), freeze_attrs(norm), out, self.site))
         args = ", ".join(self.label(a) for a in inputs)

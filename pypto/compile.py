@@ -48,6 +48,7 @@ class CompiledFunction:
         self._source = None
         self._cache: dict = {}
         self.history: list[str] = []  # why each specialization was compiled
+        self._described: list[str] = []
 
     @api_boundary
     def __call__(self, *args, **kwargs):
@@ -75,7 +76,15 @@ class CompiledFunction:
         bound.apply_defaults()
         for p in self._signature.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise UnsupportedError(f"`{self.__name__}` takes *args or **kwargs", code="PPT104")
+                src = function_source(self._fn)
+                params = src.node.params
+                star = params.star_arg if p.kind == p.VAR_POSITIONAL else params.star_kwarg
+                raise UnsupportedError(
+                    f"`{self.__name__}` takes *args or **kwargs",
+                    hint="name the parameters",
+                    site=src.parsed.site(star),
+                    code="PPT104",
+                )
         return dict(bound.arguments)
 
     def _lookup(self, key, env):
@@ -101,6 +110,7 @@ class CompiledFunction:
             fn_ir = _FALLBACK
         self._cache.setdefault(key, []).append(fn_ir)
         self.history.append(f"{_describe(specs)}: {reason}")
+        self._described.append(_describe(specs))
         return fn_ir
 
     def _reason(self, key, env) -> str:
@@ -116,9 +126,8 @@ class CompiledFunction:
                 f" ({failed[0]})" if failed else ""
             )
         if self._cache:
-            return "new argument types (dtype, rank, size-1 axes or constants) since " + ", ".join(
-                h.split(":")[0] for h in self.history
-            )
+            before = "; ".join(f"({d})" for d in self._described)
+            return f"new argument types (dtype, rank, size-1 axes or constants); before: {before}"
         return "first call"
 
     def __repr__(self):

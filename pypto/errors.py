@@ -116,6 +116,7 @@ def api_boundary(fn):
         try:
             return fn(*args, **kwargs)
         except PyptoError as e:
-            raise e.with_traceback(user_traceback(e.__traceback__)) from e.__cause__
+            e.__traceback__ = user_traceback(e.__traceback__)
+            raise  # a bare raise adds no frame of this wrapper
 
     return wrapper

@@ -86,6 +86,14 @@ class Branch:
 
 
 @dataclass(frozen=True, eq=False)
+class Fail:
+    """Code that can only raise (a shape error in a branch or loop body that may never run):
+    the error is raised if the run reaches it, as NumPy would raise there."""
+
+    error: Exception
+
+
+@dataclass(frozen=True, eq=False)
 class Param:
     name: str
     kind: str  # "array" | "int" | "scalar" | "const"
@@ -139,12 +147,17 @@ def _format_steps(steps, lines, indent):
             ins = ", ".join(h.name for h in step.inputs)
             lines.append(f"{indent}{outs} = block({ins}):")
             lines.extend(indent + "    " + line for line in format_graph(step.graph).split("\n"))
+        elif isinstance(step, Fail):
+            message = str(step.error).split("\n")[0]
+            lines.append(f"{indent}raise {type(step.error).__name__}({message!r})")
         elif isinstance(step, Loop):
             rng = f"{format_dim(step.start)}, {format_dim(step.stop)}, {step.step}"
             lines.append(f"{indent}for {step.var} in range({rng}):")
             if step.guards:
                 lines.append(f"{indent}    # assumes {', '.join(str(g) for g in step.guards)}")
             _format_steps(step.body, lines, indent + "    ")
+            if not step.body:
+                lines.append(f"{indent}    pass")
         else:
             lines.append(f"{indent}if {step.cond.name}:")
             _format_steps(step.then, lines, indent + "    ")
@@ -189,6 +202,8 @@ def _verify_steps(steps, facts):
             ] != [h.type for h in step.outputs]:
                 raise InternalError("block inputs/outputs do not match their host variables")
             verify(g, facts=facts)
+        elif isinstance(step, Fail):
+            continue
         elif isinstance(step, Loop):
             _verify_steps(step.body, [*facts, *step.facts(), *step.guards])
         else:
@@ -222,6 +237,9 @@ def _run_steps(steps, host, env):
                 ) from None
             for h, v in zip(step.outputs, execute(step.graph, values, env)):
                 host[id(h)] = v
+        elif isinstance(step, Fail):
+            e = step.error
+            raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
         elif isinstance(step, Loop):
             start, stop = evaluate(step.start, env), evaluate(step.stop, env)
             for i in range(start, stop, step.step):

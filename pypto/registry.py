@@ -76,6 +76,7 @@ class Registry:
         self._ops: dict[str, OpDef] = {}
         self._alias: dict[str, str] = {}
         self._numpy: dict[int, str] = {}  # id(callable) -> op name
+        self._api: dict[int, str] = {}  # id(op.api) -> op name
         self.version = 0  # bumped on every change; part of every trace cache key
 
     def register(self, op: OpDef, replace: bool = False) -> OpDef:
@@ -98,6 +99,7 @@ class Registry:
             self._alias[alias] = op.name
         for fn in op.numpy:
             self._numpy.setdefault(id(fn), op.name)
+        self._api[id(op.api)] = op.name
         self.version += 1
         return op
 
@@ -111,6 +113,7 @@ class Registry:
         for fn in op.numpy:
             if self._numpy.get(id(fn)) == op.name:
                 del self._numpy[id(fn)]
+        self._api.pop(id(op.api), None)
         self.version += 1
 
     def lookup(self, name: str) -> OpDef | None:
@@ -129,6 +132,11 @@ class Registry:
         """The op standing for a NumPy callable (np.sin, np.sum, ...), if any."""
         name = self._numpy.get(id(fn))
         return self._ops[name] if name is not None else None
+
+    def for_api(self, fn) -> OpDef | None:
+        """The op whose public function ``fn`` is (``ppto.softmax``, a user operator)."""
+        name = self._api.get(id(fn))
+        return self._ops.get(name) if name is not None else None
 
     def ops(self) -> list[OpDef]:
         return list(self._ops.values())

@@ -375,13 +375,33 @@ class SymFloat:
             out = add(out, mul(int(c), e))
         return out
 
-    def ceil_size(self):
-        """ceil(value) as a size, when every coefficient is an integer."""
-        if not all(c.is_integer() for _, c in self.terms):
-            return None
-        import math
+    def _rational(self):
+        """(numerator size, denominator) with value = numerator / denominator, if rational."""
+        from fractions import Fraction
 
-        return SymFloat(math.ceil(self.const), self.terms).as_size()
+        parts = [Fraction(c).limit_denominator(1 << 20) for _, c in self.terms]
+        const = Fraction(self.const).limit_denominator(1 << 20)
+        if any(float(p) != c for p, (_, c) in zip(parts, self.terms)) or float(const) != (
+            self.const
+        ):
+            return None
+        q = 1
+        for p in (*parts, const):
+            q = q * p.denominator // __import__("math").gcd(q, p.denominator)
+        num: Dim = int(const * q)
+        for p, (e, _) in zip(parts, self.terms):
+            num = add(num, mul(int(p * q), e))
+        return num, q
+
+    def floor_size(self):
+        """floor(value) as a size (``n / 2`` -> ``n // 2``), or None."""
+        r = self._rational()
+        return None if r is None else floordiv(r[0], r[1])
+
+    def ceil_size(self):
+        """ceil(value) as a size, or None."""
+        r = self._rational()
+        return None if r is None else mul(floordiv(mul(r[0], -1), r[1]), -1)
 
     def resolve(self, env) -> float:
         return self.const + sum(c * evaluate(e, env) for e, c in self.terms)

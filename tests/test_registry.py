@@ -25,6 +25,8 @@ OP_TEST_MODULES = [
     "ops.test_reorders",
     "ops.test_contractions",
     "ops.test_composites",
+    "ops.test_creation",
+    "ops.test_stores",
 ]
 
 

@@ -120,12 +120,8 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def _number(v, what):
-    if (
-        isinstance(v, (Expr, SymFloat))
-        or python_scalar_type(v) in (int, float)
-        or isinstance(v, np.number)
-    ):
-        return v
+    if isinstance(v, (Expr, SymFloat, np.number)) or python_scalar_type(v) in (bool, int, float):
+        return int(v) if isinstance(v, (bool, np.bool_)) else v
     raise UnsupportedError(
         f"arange with a {what} known only at run time: its length would depend on the data",
         hint="give arange integer bounds (sizes, parameters) or constants",
@@ -145,7 +141,10 @@ def _arange_norm(ctx, start, stop, step, dtype):
             1 if isinstance(v, Expr) else 1.0 if isinstance(v, SymFloat) else v
             for v in (start, stop, step)
         ]
-        dtype = np.arange(*probe).dtype
+        try:
+            dtype = np.arange(*probe).dtype
+        except (ValueError, OverflowError, TypeError) as e:
+            raise ShapeError(f"arange{tuple(probe)}: {e}") from None
     return {"start": start, "stop": stop, "step": step, "dtype": to_dtype(dtype, "dtype")}
 
 
@@ -167,7 +166,16 @@ def _arange_shape(ctx, start, stop, step, dtype):
         if not ctx.ge(span, 0):
             return (0,)
         return (floordiv(span + abs(step) - 1, abs(step)),)
-    return (max(0, math.ceil((stop - start) / step)),)
+    # NumPy's own length rule: (stop - start) / step in the bounds' arithmetic (NumPy scalars
+    # wrap), one element when a nonzero span divides to 0, ceil otherwise
+    with np.errstate(all="ignore"):
+        delta = stop - start
+        quotient = np.float64(delta / step)
+    if quotient == 0.0 and delta != 0:
+        return (0 if np.signbit(quotient) else 1,)
+    if not np.isfinite(quotient):
+        raise ShapeError(f"arange({start}, {stop}, {step}): the length would be {quotient}")
+    return (max(0, math.ceil(quotient)),)
 
 
 register(

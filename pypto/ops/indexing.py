@@ -96,7 +96,8 @@ def normalize_index(ctx, shape: tuple, index) -> tuple:
             f"but {consuming} were indexed"
         )
     fill = (slice(None),) * (len(shape) - consuming)
-    if any(i is Ellipsis for i in items):
+    ellipsis = any(i is Ellipsis for i in items)
+    if ellipsis:
         at = next(k for k, i in enumerate(items) if i is Ellipsis)
         items = items[:at] + fill + items[at + 1 :]
     else:
@@ -114,6 +115,8 @@ def normalize_index(ctx, shape: tuple, index) -> tuple:
         else:
             out.append(_integer(ctx, _as_int(item), n, axis))
         axis += 1
+    if ellipsis and all(not isinstance(i, SliceSpec) and i is not None for i in out):
+        out.append(Ellipsis)  # x[0, 1, ...] is a 0-d view (and stores into it broadcast)
     return tuple(out)
 
 
@@ -168,6 +171,8 @@ def _slice(ctx, s: slice, n: Dim) -> SliceSpec:
 def getitem_shape(ctx, shape, index):
     out, axis = [], 0
     for item in index:
+        if item is Ellipsis:
+            continue
         if item is None:
             out.append(1)
             continue

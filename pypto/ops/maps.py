@@ -175,7 +175,9 @@ def astype(x, dtype):
 
 
 def _astype_impl(x, dtype):
-    return np.asarray(x).astype(dtype) if not isinstance(x, np.generic) else x.astype(dtype)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.astype(dtype)
+    return np.asarray(x).astype(dtype)[()]  # a Python number becomes a NumPy scalar
 
 
 register(

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api import apply
+from ..api import apply, current_site
 from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
 from ..shapes import fits, normalize_axes, normalize_axis, size_of
-from ..source import user_site
 from ..symbolic import Expr, floordiv
 from .indexing import check_supported, getitem_shape, normalize_index
 from .rules import promoted_dtype, same_dtype, shape_arg
@@ -214,7 +213,7 @@ def getitem(x, index):
         for item in index if isinstance(index, tuple) else (index,):
             check_supported(item)  # refuse advanced indexing where it is written
     except PyptoError as e:
-        raise e.with_context(None, user_site()) from None
+        raise e.with_context(None, current_site()) from None
     return apply("getitem", (x,), {"index": index})
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from .. import api
 from ..dtypes import weak_dtype
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat, smax, smin
+from ..symbolic import Expr, SymFloat, is_nonneg, smax, smin
 from .source import helper_source
 from .values import VIEW_OPS, BoundMethod, View, ViewOp
 
@@ -83,10 +83,7 @@ class Calls:
             return self.ufunc_outer(owner, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, np.generic):
             return self.convert(func, args, kwargs, node)
-        op = REGISTRY.for_numpy(func)
-        if op is None:
-            candidate = REGISTRY.lookup(getattr(func, "__name__", ""))
-            op = candidate if candidate is not None and candidate.api is func else None
+        op = REGISTRY.for_numpy(func) or REGISTRY.for_api(func)
         if op is not None:
             return self.call_op(op, args, kwargs, node)
         if inspect.isfunction(func):
@@ -146,6 +143,8 @@ class Calls:
         if kwargs or len(args) != 1:
             raise self.unsupported(node, f"np.{scalar_type.__name__} with these arguments")
         (v,) = args
+        if isinstance(v, View) and v.tensor.ndim and v.tensor.dtype == np.dtype(scalar_type):
+            return v  # NumPy returns the array itself
         if isinstance(v, (View, api.Tensor, Expr)):
             return REGISTRY["astype"].api(self.as_tensor(v), np.dtype(scalar_type))
         return scalar_type(v)
@@ -201,6 +200,10 @@ class Calls:
             return v
         if func is float and isinstance(v, Expr):
             return SymFloat.of(v)
+        if func is int and isinstance(v, SymFloat):
+            size = _symbolic_round(math.trunc, v)
+            if size is not None:
+                return size
         if func is bool and isinstance(v, Expr):
             return self.truth(v, node)
         t = self.as_tensor(v)
@@ -236,12 +239,18 @@ class Calls:
             a, b = self.as_tensor(out), self.as_tensor(v)
             take = api.apply(better, (b, a), {"weak": True} if weak else {})
             out = api.apply("where", (take, b, a), {"weak": True} if weak else {})
+            if not weak:  # Python returns one of the NumPy scalars, not a 0-d array
+                out = REGISTRY["getitem"].api(out, ())
         return out
 
     def call_math(self, func, args, kwargs, node):
         if kwargs:
             raise self.unsupported(node, f"math.{func.__name__}() with keyword arguments")
-        if all(self.is_host(a) and not isinstance(a, Expr) for a in args):
+        if func in MATH_TO_INT and len(args) == 1 and isinstance(args[0], (Expr, SymFloat)):
+            size = _symbolic_round(func, args[0])
+            if size is not None:
+                return size  # math.floor(n / 2) is the size n // 2
+        if all(self.is_host(a) and not isinstance(a, (Expr, SymFloat)) for a in args):
             try:
                 return func(*args)
             except (ValueError, OverflowError, TypeError) as e:
@@ -305,6 +314,18 @@ class Calls:
             return r.value
         finally:
             self.frames.pop()
+
+
+def _symbolic_round(func, v):
+    """floor / ceil / trunc of a size or a symbolic float, as a size (None if not exact)."""
+    if isinstance(v, Expr):
+        return v
+    if func is math.floor:
+        return v.floor_size()
+    if func is math.ceil:
+        return v.ceil_size()
+    floor = v.floor_size()  # trunc: floor when the value cannot be negative
+    return floor if floor is not None and is_nonneg(floor) else None
 
 
 def _pytype(dtype):

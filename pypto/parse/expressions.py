@@ -13,6 +13,7 @@ and named in the error. Semantics follow Python and NumPy exactly:
 from __future__ import annotations
 
 import ast
+import builtins
 import operator
 import types
 
@@ -184,6 +185,8 @@ class Expressions:
             return getattr(value, "__wrapped_function__", value)
         if name in self.BUILTINS:
             return self.BUILTINS[name]
+        if hasattr(builtins, name):  # print, sorted, ...: refused where they are called
+            return getattr(builtins, name)
         raise self.unsupported(node, f"name `{name}` is not defined", code="PPT107")
 
     def eval_Integer(self, node):
@@ -296,11 +299,16 @@ class Expressions:
                 s.value,
                 "an index known only at run time (an array value)",
                 hint="index with sizes, integer parameters or loop variables",
+                code="PPT101",
             )
         return value
 
     def getitem(self, base, index):
         t = self.tensor(base)
+        if isinstance(index, tuple):
+            index = tuple(self.tensor(i) if is_tensor(i) else i for i in index)
+        elif is_tensor(index):
+            index = self.tensor(index)
         items = index if isinstance(index, tuple) else (index,)
         scalar = len(items) == t.ndim and all(is_size(i) for i in items)
         if scalar or not isinstance(base, View):  # a full integer index copies one element
@@ -441,13 +449,24 @@ class Expressions:
 
     def compare(self, operator_node, a, b, node):
         kind = type(operator_node)
-        if kind in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
+        if kind in (cst.Is, cst.IsNot):
+            if is_tensor(a) and is_tensor(b):
+                same = (
+                    isinstance(a, View)
+                    and isinstance(b, View)
+                    and a.base is b.base
+                    and (not a.ops and not b.ops)
+                )
+                if not same and not (isinstance(a, View) and isinstance(b, View)):
+                    raise self.unsupported(node, "`is` between two array values")
+            elif is_tensor(a) or is_tensor(b):
+                same = False  # an array is never None (nor any other constant)
+            else:
+                same = a is b
+            return same if kind is cst.Is else not same
+        if kind in (cst.In, cst.NotIn):
             if is_tensor(a) or is_tensor(b):
-                raise self.unsupported(node, "`is`/`in` with an array value")
-            if kind is cst.Is:
-                return a is b
-            if kind is cst.IsNot:
-                return a is not b
+                raise self.unsupported(node, "`in` with an array value")
             return (a in b) if kind is cst.In else (a not in b)
         return self.binop(COMPARE[kind], a, b, node)
 

@@ -63,6 +63,7 @@ class Tracer(Expressions, Calls, Statements):
         self.dirty: list[Ref] = []
         self.frames: list[Frame] = []
         self.control_depth = 0  # inside loops or run-time branches
+        self.assigned_at: dict = {}  # name -> site of its latest assignment (for errors)
         self.site = None
         self._symbols = set(specs)
         self.src = src
@@ -96,7 +97,8 @@ class Tracer(Expressions, Calls, Statements):
                 value = r.value
             result = self.result_spec(value)
             self.flush()
-        except PyptoError:
+        except PyptoError as e:
+            e.with_context(None, self.site)  # an error without a site gets the statement's
             raise
         except Exception as e:  # a bug in PyPTO: say where, keep the cause
             raise InternalError(

@@ -17,8 +17,8 @@ import numpy as np
 from .. import api
 from ..builder import GraphBuilder
 from ..dtypes import result_type
-from ..errors import DTypeError, ShapeError, UnsupportedError
-from ..function import Block, Branch, HostVar, Loop
+from ..errors import DTypeError, InternalError, PyptoError, ShapeError, UnsupportedError
+from ..function import Block, Branch, Fail, HostVar, Loop
 from ..registry import REGISTRY
 from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
@@ -120,6 +120,8 @@ class Statements:
     # -- assignment -------------------------------------------------------------------------------
     def exec_Assign(self, node) -> None:
         value = self.eval(node.value)
+        if len(node.targets) > 1 and isinstance(value, api.Tensor):
+            value = View(value, self.new_ref(value))  # a = b = expr: one array, two names
         for target in node.targets:
             self.assign(target.target, value)
 
@@ -130,6 +132,7 @@ class Statements:
     def assign(self, target, value) -> None:
         if isinstance(target, cst.Name):
             self.env[target.value] = self.store_value(value, target.value)
+            self.assigned_at[target.value] = self.frames[-1].src.parsed.site(target)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if is_tensor(value):
                 raise self.unsupported(
@@ -157,14 +160,15 @@ class Statements:
             raise self.unsupported(
                 node, "assigning into a temporary value (the write would be lost)", code="PPT105"
             )
-        if (
-            is_tensor(value)
-            and self.as_tensor(value).dtype == np.dtype(bool)
-            and any(is_tensor(i) for i in (index if isinstance(index, tuple) else (index,)))
-        ):
-            raise self.unsupported(
-                node, "boolean-mask assignment", hint="use np.where(mask, value, x)", code="PPT105"
-            )
+        for item in index if isinstance(index, tuple) else (index,):
+            if is_tensor(item) or isinstance(item, (list, np.ndarray)):
+                mask = is_tensor(item) and self.as_tensor(item).dtype == np.dtype(bool)
+                raise self.unsupported(
+                    node,
+                    "boolean-mask assignment" if mask else "assignment through an index array",
+                    hint="use np.where(mask, value, x)" if mask else "assign with basic indexing",
+                    code="PPT105",
+                )
         value = self.operand(value)
         region = REGISTRY["store"].api(base.tensor, value, index)
         self.write_through(base, region, node)
@@ -201,6 +205,7 @@ class Statements:
                 self.env[target.value] = self.store_value(
                     self.binop(op, current, rhs, node), target.value
                 )
+                self.assigned_at[target.value] = self.frames[-1].src.parsed.site(target)
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value)
             index = self.index_of(target)
@@ -255,9 +260,10 @@ class Statements:
                 hint="use np.any(...) or np.all(...)",
                 code="PPT106",
             )
-        if m.findall(node, m.Return()):
+        returns = m.findall(node, m.Return())
+        if returns:
             raise self.unsupported(
-                node,
+                returns[0],
                 "`return` inside an `if` decided at run time",
                 hint="assign the result in both branches, return after",
                 code="PPT106",
@@ -275,6 +281,11 @@ class Statements:
                 hosts,
                 None if fact is None else fact.negated(),
             )
+            if _fails(then):  # only the other side can continue: its names stand
+                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
+            if _fails(orelse):
+                self.set_env_state(after_then)
+                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
             then, orelse = self.merge_branches(before, after_then, then, orelse)
             return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
 
@@ -316,31 +327,52 @@ class Statements:
 
     def merge_branches(self, before, after_then, then, orelse):
         """After both branches: a name first bound in both continues in one host variable
-        (each branch copies its value there); one bound in a single branch is unusable after;
-        arrays written in either branch are read again from their host variables."""
+        (each branch materializes its value there); one bound in a single branch is unusable
+        after; arrays written in either branch are read again from their host variables."""
         env0, refs0 = before
-        then_env = after_then[0]
-        then, orelse = list(then), list(orelse)
-        for name in sorted((set(self.env) | set(then_env)) - set(env0)):
-            a, b = then_env.get(name), self.env.get(name)
-            if isinstance(a, Ref) and isinstance(b, Ref) and a.host and b.host:
-                merged = self.new_host(name, _join(a.host.type, b.host.type, name, self.site))
-                then.append(_copy_block(a.host, merged))
-                orelse.append(_copy_block(b.host, merged))
-                self.env[name] = Ref(host=merged, hint=name)
-            elif _same_constant(a, b):
-                self.env[name] = a
-            else:
-                self.env[name] = Undefined(
+        after_else = self.env_state()
+        then_env, else_env = after_then[0], after_else[0]
+        merged = {}
+        for name in sorted((set(then_env) | set(else_env)) - set(env0)):
+            a, b = then_env.get(name), else_env.get(name)
+            if _same_constant(a, b):
+                merged[name] = a
+            elif a is None or b is None or isinstance(a, Undefined) or isinstance(b, Undefined):
+                merged[name] = Undefined(
                     "it is assigned in only one branch of an `if` decided at run time; assign "
                     "it before the `if` or in both branches"
                 )
+            else:
+                self.set_env_state(after_then)
+                then, ha = self.materialize(then, a)
+                self.set_env_state(after_else)
+                orelse, hb = self.materialize(orelse, b)
+                host = self.new_host(name, _join(ha.type, hb.type, name, self.site))
+                then = (*then, _copy_block(ha, host))
+                orelse = (*orelse, _copy_block(hb, host))
+                merged[name] = Ref(host=host, hint=name)
+        self.set_env_state(after_else)
+        self.env.update(merged)
         then_versions = {k: st[2] for k, (r, st) in after_then[1].items()}
         for key, (ref, st0) in refs0.items():
             if ref.version != st0[2] or then_versions.get(key, st0[2]) != st0[2]:
                 ref.value, ref.dirty = None, False
                 ref.version = max(ref.version, then_versions.get(key, 0)) + 1
         return tuple(then), tuple(orelse)
+
+    def materialize(self, steps, held):
+        """Steps extended so that the value ``held`` is in a host variable; and that variable."""
+        if isinstance(held, Ref) and not held.dirty and held.host is not None:
+            return tuple(steps), held.host
+        outer, self.steps = self.steps, list(steps)
+        try:
+            t = self.as_tensor(self.load_value(held))
+            host = self.new_host("value", t._atom.type)
+            self._pending.append((t._atom, host))
+            self.flush()
+            return tuple(self.steps), host
+        finally:
+            self.steps = outer
 
     # -- for --------------------------------------------------------------------------------------
     def exec_For(self, node) -> None:
@@ -492,11 +524,25 @@ class Statements:
         return REGISTRY["reshape"].api(t, want.shape)
 
     def body_steps(self, execute, hosts) -> tuple:
-        """Trace into a fresh step list; at the end carried names go to their host vars."""
+        """Trace into a fresh step list; at the end carried names go to their host vars.
+
+        A loop body or a branch may never run: an error its code would raise (a shape that
+        does not fit, an index out of bounds) becomes a ``Fail`` step, raised only if reached.
+        """
         outer = self.steps
         self.steps = []
+        start, mark = self.env_state(), len(self.ctx.guards)
         try:
-            execute()
+            try:
+                execute()
+            except PyptoError as e:
+                if isinstance(e, (UnsupportedError, InternalError)):
+                    raise
+                self.flush_discard()
+                self.dirty = []
+                self.set_env_state(start)
+                del self.ctx.guards[mark:]
+                return (Fail(e),)
             self.ensure_block()
             widen = {}
             for n, hv in hosts.items():
@@ -510,7 +556,8 @@ class Statements:
                 t = self.as_tensor(self.load_value(held))
                 t = self.same_sizes(t, hv.type)
                 if t._atom.type != hv.type:
-                    widen[n] = _join(hv.type, t._atom.type, n, self.site, self.ctx)
+                    where = self.assigned_at.get(n, self.site)
+                    widen[n] = _join(hv.type, t._atom.type, n, where, self.ctx)
                 else:
                     self._pending.append((t._atom, hv))
                     if isinstance(held, Ref) and held.dirty and held.value is t:
@@ -521,6 +568,10 @@ class Statements:
             return tuple(self.steps)
         finally:
             self.steps = outer
+
+
+def _fails(steps) -> bool:
+    return len(steps) == 1 and isinstance(steps[0], Fail)
 
 
 def _same_constant(a, b) -> bool:

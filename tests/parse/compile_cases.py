@@ -61,3 +61,34 @@ def by_size(x):
     if x.shape[0] > 4:
         return x * 2
     return x + 1
+
+
+def boundary(x):
+    n = x.shape[0]
+    y = np.zeros(n)
+    for i in range(n):
+        if i == 0:
+            y[i] = x[i]
+        elif i == n - 1:
+            y[i] = x[i] * 2
+        else:
+            y[i] = x[i - 1] + x[i + 1]
+    return y
+
+
+def prefix(x):
+    out = x.copy()
+    for i in range(x.shape[0]):
+        if i > 0:
+            out[i] = out[i - 1] + x[i]
+    return out
+
+
+def skip_diagonal(A):
+    n = A.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(n):
+            if j != i:
+                s += A[i, j]
+    return s

@@ -148,3 +148,19 @@ def test_functions_from_a_notebook_cell_compile(tmp_path):
     exec(compile(text, name, "exec"), namespace)
     f = ppto.compile(namespace["cell_fn"])
     assert_same(f(np.arange(3.0)), np.exp(np.arange(3.0)) - 1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8])
+def test_conditions_on_loop_variables_are_decided_at_run_time(n):
+    from compile_cases import boundary, prefix, skip_diagonal
+
+    x = np.random.rand(n)
+    for fn in (boundary, prefix):
+        assert_same(ppto.compile(fn)(x), fn(x), rtol=1e-12)
+    A = np.random.rand(n, n)
+    got, want = ppto.compile(skip_diagonal)(A), skip_diagonal(A)
+    # s = 0.0 widens to NumPy's float64 (a subclass of float) even where the loop adds nothing
+    assert isinstance(got, type(want)) and np.isclose(got, want)
+    fn_ir = ppto.compile(prefix).ir(x)
+    if n > 1:  # for n == 1, i can only be 0: i > 0 is decided when compiling
+        assert "greater_equal[weak=True] i - 1 0" in str(fn_ir)  # i > 0, decided by the run
