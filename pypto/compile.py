@@ -76,13 +76,10 @@ class CompiledFunction:
         bound.apply_defaults()
         for p in self._signature.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                src = function_source(self._fn)
-                params = src.node.params
-                star = params.star_arg if p.kind == p.VAR_POSITIONAL else params.star_kwarg
                 raise UnsupportedError(
                     f"`{self.__name__}` takes *args or **kwargs",
                     hint="name the parameters",
-                    site=src.parsed.site(star),
+                    site=function_source(self._fn).star_site(),
                     code="PPT104",
                 )
         return dict(bound.arguments)

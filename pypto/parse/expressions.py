@@ -42,28 +42,8 @@ BINARY = {
     cst.LeftShift: "lshift",
     cst.RightShift: "rshift",
 }
-PYTHON_OP = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "truediv": operator.truediv,
-    "floordiv": operator.floordiv,
-    "mod": operator.mod,
-    "pow": operator.pow,
-    "matmul": operator.matmul,
-    "and": operator.and_,
-    "or": operator.or_,
-    "xor": operator.xor,
-    "lshift": operator.lshift,
-    "rshift": operator.rshift,
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-    "eq": operator.eq,
-    "ne": operator.ne,
-}
-OP_NAME = {**api._BINARY_OPERATORS, **api._COMPARISONS}
+OP_NAME = {**api._BINARY_OPERATORS, **api._COMPARISONS}  # Python operator -> registry op
+PYTHON_OP = {k: getattr(operator, k + "_" if k in ("and", "or") else k) for k in OP_NAME}
 COMPARE = {
     cst.LessThan: "lt",
     cst.GreaterThan: "gt",

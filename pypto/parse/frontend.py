@@ -199,24 +199,12 @@ class Tracer(Expressions, Calls, Statements):
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
         if not base[0].isalpha() and base[0] != "_":
             base = "t" + base
-        name = base
-        for k in itertools.count(1):
-            if name not in self._names:
-                break
-            name = f"{base}_{k}"
-        self._names.add(name)
-        hv = HostVar(name, type)
+        hv = HostVar(_fresh(base, self._names), type)
         self.hosts.append(hv)
         return hv
 
     def new_symbol(self, hint: str) -> str:
-        name = hint
-        for k in itertools.count(1):
-            if name not in self._symbols:
-                break
-            name = f"{hint}_{k}"
-        self._symbols.add(name)
-        return name
+        return _fresh(hint, self._symbols)
 
     # -- references -------------------------------------------------------------------------------
     def read_ref(self, ref: Ref) -> api.Tensor:
@@ -346,6 +334,17 @@ class Tracer(Expressions, Calls, Statements):
         elif isinstance(held, tuple):
             for v in held:
                 self._collect_refs(v, out)
+
+
+def _fresh(base: str, taken: set) -> str:
+    """``base``, or ``base_1``, ``base_2``, ... : the first name not taken (now taken)."""
+    name = base
+    for k in itertools.count(1):
+        if name not in taken:
+            break
+        name = f"{base}_{k}"
+    taken.add(name)
+    return name
 
 
 def _block(builder: GraphBuilder, imports: dict, outputs) -> Block:

@@ -12,7 +12,7 @@ import contextlib
 import inspect
 import linecache
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
@@ -28,6 +28,13 @@ class ParsedModule:
     module: cst.Module
     positions: object  # CST node -> CodeRange
     line_offset: int = 0
+    defs: dict = field(default_factory=dict)  # name -> FunctionDef nodes (filled on first use)
+
+    def functions(self, name: str) -> list:
+        if not self.defs:
+            for node in m.findall(self.module, m.FunctionDef()):
+                self.defs.setdefault(node.name.value, []).append(node)
+        return self.defs.get(name, [])
 
     def site(self, node: cst.CSTNode) -> Site:
         pos = self.positions.get(node)
@@ -50,6 +57,12 @@ class FunctionSource:
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    def star_site(self) -> Site:
+        """Where the function declares ``*args`` (or ``**kwargs``)."""
+        params = self.node.params
+        star = params.star_arg if isinstance(params.star_arg, cst.Param) else params.star_kwarg
+        return self.parsed.site(star if star is not None else self.node)
 
 
 _CACHE: dict = {}
@@ -110,7 +123,7 @@ def function_source(fn) -> FunctionSource:
 
 def _find_def(parsed: ParsedModule, name: str, firstlineno: int) -> cst.FunctionDef | None:
     """The ``def name`` whose first line (its first decorator, or ``def``) is firstlineno."""
-    for node in m.findall(parsed.module, m.FunctionDef(name=m.Name(name))):
+    for node in parsed.functions(name):
         pos = parsed.positions[node]
         starts = {pos.start.line + parsed.line_offset}
         for dec in node.decorators:
