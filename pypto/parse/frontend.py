@@ -314,13 +314,13 @@ class Tracer(Expressions, Calls, Statements):
         for ref, state in snap["refs"].values():
             ref.restore(state)
         del self.hosts[snap["hosts"] :]
-        self._names = snap["names"]
+        self._names = set(snap["names"])
         steps, n = snap["steps"]
         self.steps = steps
         del steps[n:]
         del self.ctx.guards[snap["guards"] :]
         self.ctx._seen = snap["seen"]
-        self.dirty = snap["dirty"]
+        self.dirty = list(snap["dirty"])
 
     def flush_discard(self):
         self._pending = []
