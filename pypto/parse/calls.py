@@ -72,6 +72,8 @@ class Calls:
     def call(self, func, args, kwargs, node):
         if isinstance(func, BoundMethod):
             return self.call_method(func, args, kwargs, node)
+        if not callable(func) or type(func).__hash__ is None:
+            raise self.unsupported(node, f"calling a {type(func).__name__} value", code="PPT104")
         if func is range:
             raise self.unsupported(node, "range() outside a `for` loop", code="PPT104")
         if func in SCALAR_BUILTINS:
