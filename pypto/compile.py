@@ -18,12 +18,12 @@ import warnings
 
 import numpy as np
 
-from .dtypes import python_scalar_type, to_dtype, weak_dtype
+from .bindings import dtype_of, refuse_foreign, symbolic_shape
+from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
 from .function import Function, guards_hold, run_function
 from .parse.frontend import ArgSpec, trace_function
 from .parse.source import function_source
-from .symbolic import Sym
 from .types import TensorType
 
 
@@ -153,28 +153,12 @@ def _specialize(arguments: dict):
 
 
 def _describe_arg(name, value, env):
-    if hasattr(value, "__cuda_array_interface__"):
-        raise BindingError(
-            f"argument {name!r} is a GPU array",
-            hint="the CUDA backend is not built yet; pass a NumPy array",
-            code="PPT406",
-        )
+    refuse_foreign(name, value, "argument")
     if isinstance(value, np.ndarray):
-        if isinstance(value, np.matrix):
-            raise BindingError(f"argument {name!r} is an np.matrix", code="PPT406")
-        try:
-            dtype = to_dtype(value.dtype, f"argument {name!r}")
-        except PyptoError as e:
-            raise BindingError(e.message, hint=e.hint, code="PPT405") from None
-        dims = []
-        for axis, size in enumerate(value.shape):
-            if size == 1:
-                dims.append(1)
-            else:
-                dims.append(Sym(f"{name}.{axis}"))
-                env[f"{name}.{axis}"] = int(size)
+        dtype = dtype_of(name, value.dtype, "argument")
         ones = tuple(s == 1 for s in value.shape)
-        return ArgSpec("array", TensorType(dtype, tuple(dims))), ("array", dtype.str, ones)
+        dims = symbolic_shape(name, value.shape, env)
+        return ArgSpec("array", TensorType(dtype, dims)), ("array", dtype.str, ones)
     pytype = python_scalar_type(value)
     if pytype is int:
         env[name] = value
@@ -182,7 +166,7 @@ def _describe_arg(name, value, env):
     if pytype in (float, complex):
         return ArgSpec("scalar", TensorType(weak_dtype(pytype), (), weak=True)), ("weak", pytype)
     if isinstance(value, np.generic):
-        dtype = to_dtype(value.dtype, f"argument {name!r}")
+        dtype = dtype_of(name, value.dtype, "argument")
         return ArgSpec("scalar", TensorType(dtype, ())), ("scalar", dtype.str)
     if isinstance(value, (list, set, dict)):
         raise BindingError(

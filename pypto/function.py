@@ -117,7 +117,6 @@ class Function:
     result: Any  # see Result below
     writebacks: tuple[tuple[str, HostVar], ...]
     guards: tuple[Guard, ...]
-    hosts: tuple[HostVar, ...]  # every host variable
 
     def __str__(self):
         return format_function(self)

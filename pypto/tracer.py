@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import api
+from .bindings import dtype_of, refuse_foreign
 from .builder import GraphBuilder
-from .dtypes import python_scalar_type, to_dtype, weak_dtype
+from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, api_boundary
 from .executor import execute
 from .ir import Graph
@@ -61,18 +62,9 @@ def placeholders(roots) -> dict[str, api.Node]:
 
 def _bound_value(name: str, value):
     """The value as the executor will see it: ndarray, NumPy scalar or Python number."""
-    if hasattr(value, "__cuda_array_interface__"):
-        raise BindingError(
-            f"input {name!r} is a GPU array ({type(value).__module__}.{type(value).__name__})",
-            hint="the CUDA backend is not built yet; pass a NumPy array",
-            code="PPT406",
-        )
+    refuse_foreign(name, value)
     if python_scalar_type(value) is not None or isinstance(value, np.generic):
         return value
-    if isinstance(value, np.matrix):
-        raise BindingError(
-            f"input {name!r} is an np.matrix", hint="pass np.asarray(m)", code="PPT406"
-        )
     if not isinstance(value, np.ndarray):
         try:
             value = np.asarray(value)
@@ -87,11 +79,7 @@ def _abstract(name: str, value) -> TensorType:
     pytype = python_scalar_type(value)
     if pytype is not None and pytype is not bool:
         return TensorType(weak_dtype(pytype), (), weak=True)
-    try:
-        dtype = to_dtype(np.result_type(value), f"input {name!r}")
-    except PyptoError as e:
-        raise BindingError(e.message, hint=e.hint, code="PPT405") from None
-    return TensorType(dtype, tuple(np.shape(value)))
+    return TensorType(dtype_of(name, np.result_type(value)), tuple(np.shape(value)))
 
 
 def _input_type(node: api.Node, t: TensorType, named: dict) -> TensorType:

@@ -53,7 +53,6 @@ class Tracer(Expressions, Calls, Statements):
     def __init__(self, src: FunctionSource, specs: dict[str, ArgSpec], env: dict):
         arrays = [s.type for s in specs.values() if s.kind == "array"]
         self.ctx = ShapeContext(env, facts=input_facts(arrays))
-        self.hosts: list[HostVar] = []
         self._names: set[str] = set(specs)
         self.steps: list = []
         self.builder: GraphBuilder | None = None
@@ -73,7 +72,6 @@ class Tracer(Expressions, Calls, Statements):
         for name, spec in specs.items():
             if spec.kind in ("array", "scalar"):
                 hv = HostVar(name, spec.type)
-                self.hosts.append(hv)
                 ref = Ref(host=hv, hint=name, param=name if spec.kind == "array" else None)
                 env0[name] = ref
                 if spec.kind == "array":
@@ -115,7 +113,6 @@ class Tracer(Expressions, Calls, Statements):
             result,
             writebacks,
             tuple(self.ctx.guards),
-            tuple(self.hosts),
         )
         return verify_function(fn)
 
@@ -199,9 +196,7 @@ class Tracer(Expressions, Calls, Statements):
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "t"
         if not base[0].isalpha() and base[0] != "_":
             base = "t" + base
-        hv = HostVar(_fresh(base, self._names), type)
-        self.hosts.append(hv)
-        return hv
+        return HostVar(_fresh(base, self._names), type)
 
     def new_symbol(self, hint: str) -> str:
         return _fresh(hint, self._symbols)
@@ -298,7 +293,6 @@ class Tracer(Expressions, Calls, Statements):
         return {
             "envs": [dict(f.env) for f in self.frames],
             "refs": {k: (r, r.state()) for k, r in refs.items()},
-            "hosts": len(self.hosts),
             "names": set(self._names),
             "steps": (self.steps, len(self.steps)),
             "guards": len(self.ctx.guards),
@@ -313,7 +307,6 @@ class Tracer(Expressions, Calls, Statements):
             frame.env.update(env)
         for ref, state in snap["refs"].values():
             ref.restore(state)
-        del self.hosts[snap["hosts"] :]
         self._names = set(snap["names"])
         steps, n = snap["steps"]
         self.steps = steps
