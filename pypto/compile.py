@@ -20,10 +20,12 @@ import numpy as np
 
 from .bindings import dtype_of, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
+from .emit.reference import run_plan
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
 from .function import Function, guards_hold, run_function
 from .parse.frontend import ArgSpec, trace_function
 from .parse.source import function_source
+from .passes.pipeline import plan_function
 from .types import TensorType
 
 
@@ -47,6 +49,7 @@ class CompiledFunction:
         self._signature = inspect.signature(fn)
         self._source = None
         self._cache: dict = {}
+        self._runners: dict = {}
         self.history: list[str] = []  # why each specialization was compiled
         self._described: list[str] = []
 
@@ -60,7 +63,19 @@ class CompiledFunction:
         if fn_ir is _FALLBACK:
             return self._fn(*args, **kwargs)
         _check_aliasing(fn_ir, arguments)
-        return run_function(fn_ir, arguments, env)
+        return run_function(fn_ir, arguments, env, self._runner(fn_ir))
+
+    def _runner(self, fn_ir: Function):
+        """Runs each block of fn_ir by its Plan (made once per compiled Function)."""
+        runner = self._runners.get(id(fn_ir))
+        if runner is None:
+            plans = plan_function(fn_ir)
+
+            def runner(block, values, env):
+                return run_plan(plans[id(block)], values, env)
+
+            self._runners[id(fn_ir)] = runner
+        return runner
 
     def ir(self, *args, **kwargs) -> Function:
         """The Function IR these arguments run (compiled if needed); ``print`` it to read it."""

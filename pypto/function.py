@@ -211,11 +211,12 @@ def _verify_steps(steps, facts):
 
 
 # -- execution ------------------------------------------------------------------------------------
-def run_function(fn: Function, args: dict, env: dict):
+def run_function(fn: Function, args: dict, env: dict, run_block=None):
     """Run ``fn`` on bound arguments (name -> value) with size-symbol values ``env``; performs
-    the writebacks into argument arrays and returns the function's result."""
+    the writebacks into argument arrays and returns the function's result. ``run_block(block,
+    values, env)`` runs one block (default: its graph on the reference executor)."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
-    _run_steps(fn.body, host, dict(env))
+    _run_steps(fn.body, host, dict(env), run_block or _reference)
     for name, hv in fn.writebacks:
         final, target = host[id(hv)], args[name]
         if final is not target:
@@ -223,7 +224,11 @@ def run_function(fn: Function, args: dict, env: dict):
     return _result(fn.result, host, args, env)
 
 
-def _run_steps(steps, host, env):
+def _reference(block, values, env):
+    return execute(block.graph, values, env)
+
+
+def _run_steps(steps, host, env, run_block):
     for step in steps:
         if isinstance(step, Block):
             try:
@@ -234,7 +239,7 @@ def _run_steps(steps, host, env):
                     f"{', '.join(missing)} used before assignment (a loop that ran zero times "
                     "or a branch that did not assign it)"
                 ) from None
-            for h, v in zip(step.outputs, execute(step.graph, values, env)):
+            for h, v in zip(step.outputs, run_block(step, values, env)):
                 host[id(h)] = v
         elif isinstance(step, Fail):
             e = step.error
@@ -244,14 +249,14 @@ def _run_steps(steps, host, env):
             for i in range(start, stop, step.step):
                 env[step.var] = i
                 _check(step.guards, env, f"at {step.var} = {i} the loop")
-                _run_steps(step.body, host, env)
+                _run_steps(step.body, host, env, run_block)
             env.pop(step.var, None)
         elif bool(host[id(step.cond)]):
             _check(step.then_guards, env, "this branch")
-            _run_steps(step.then, host, env)
+            _run_steps(step.then, host, env, run_block)
         else:
             _check(step.else_guards, env, "this branch")
-            _run_steps(step.orelse, host, env)
+            _run_steps(step.orelse, host, env, run_block)
 
 
 def _check(guards, env, where: str) -> None:

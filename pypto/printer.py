@@ -67,7 +67,9 @@ def _symbols(value, out: set) -> set:
     return out
 
 
-def format_graph(graph: Graph) -> str:
+def value_names(graph: Graph) -> dict[int, str]:
+    """id(value) -> its printed name: inputs by name, the rest a, b, ... in order of definition
+    (avoiding size-symbol names)."""
     taken = set(graph.input_names)
     for v in graph.inputs:
         _symbols(v.type.shape, taken)
@@ -79,6 +81,17 @@ def format_graph(graph: Graph) -> str:
                 _symbols(a.value, taken)
     fresh = _names(taken)
     names: dict[int, str] = {id(v): v.name for v in graph.inputs}
+    for v, _ in graph.consts:
+        names[id(v)] = next(fresh)
+    for eqn in graph.eqns:
+        names[id(eqn.out)] = next(fresh)
+    return names
+
+
+def format_graph(graph: Graph, names: dict[int, str] | None = None) -> str:
+    """The printed graph; ``names`` (from value_names of a larger graph) names a kernel's body
+    as the graph it was cut from."""
+    names = value_names(graph) if names is None else names
 
     def name(atom) -> str:
         if isinstance(atom, Literal):
@@ -86,10 +99,9 @@ def format_graph(graph: Graph) -> str:
         return names.get(id(atom), f"<undefined {atom!r}>")
 
     def define(v: Var) -> str:
-        names[id(v)] = next(fresh)
-        return f"{names[id(v)]}:{v.type}"
+        return f"{name(v)}:{v.type}"
 
-    header = " ".join(f"{v.name}:{v.type}" for v in graph.inputs)
+    header = " ".join(f"{name(v)}:{v.type}" for v in graph.inputs)
     lines = [f"{{ lambda {header} ." if header else "{ lambda ."]
     if graph.consts:
         lines.append("  consts " + " ".join(define(v) for v, _ in graph.consts))

@@ -19,9 +19,10 @@ from . import api
 from .bindings import dtype_of, refuse_foreign
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, weak_dtype
+from .emit.reference import run_plan
 from .errors import BindingError, PyptoError, api_boundary
-from .executor import execute
 from .ir import Graph
+from .passes.pipeline import plan_graph
 from .registry import REGISTRY
 from .shapes import ShapeContext, input_facts
 from .symbolic import Sym
@@ -218,4 +219,4 @@ def _run(tensors: list, bindings: dict) -> list:
             raise BindingError(f"run() computes lazy tensors, not {t!r}", code="PPT406")
         roots.append(t._node)
     graph, values, env = compile_chain(roots, bindings)
-    return execute(graph, values, env)
+    return run_plan(plan_graph(graph), values, env)

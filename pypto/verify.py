@@ -23,9 +23,10 @@ def _fail(graph: Graph, message: str, index: int | None = None):
     raise InternalError(f"verify: {where}{message}\n{format_graph(graph)}")
 
 
-def verify(graph: Graph, facts=None) -> Graph:
+def verify(graph: Graph, facts=None, named: bool = True) -> Graph:
     """Raise InternalError unless the graph is well formed. ``facts``: what holds where the graph
-    runs (a block of a function); by default, what specializing its inputs guarantees."""
+    runs (a block of a function); by default, what specializing its inputs guarantees.
+    ``named=False``: a kernel's body, whose inputs are values of a larger graph, unnamed."""
     if facts is None:
         facts = input_facts(v.type for v in graph.inputs)
     ctx = ShapeContext(facts=[*facts, *graph.guards])
@@ -39,7 +40,7 @@ def verify(graph: Graph, facts=None) -> Graph:
         defined.add(id(v))
 
     names = [v.name for v in graph.inputs]
-    if len(set(names)) != len(names) or not all(n and n.isidentifier() for n in names):
+    if named and (len(set(names)) != len(names) or not all(n and n.isidentifier() for n in names)):
         _fail(graph, f"input names must be distinct identifiers: {names}")
     for v in graph.inputs:
         define(v)

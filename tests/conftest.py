@@ -27,3 +27,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# every chain and compiled function in the tests runs through the Plan with its memory checked:
+# temporaries live in the memory the plan assigns, freed memory is overwritten (emit/reference.py)
+os.environ.setdefault("PYPTO_CHECK_PLAN", "1")

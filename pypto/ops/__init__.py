@@ -1,6 +1,7 @@
 """The built-in op definitions, grouped by kind; importing this package registers them all."""
 
 from . import (
+    attention,
     composites,
     contractions,
     creation,
@@ -13,6 +14,7 @@ from . import (
 )
 
 __all__ = [
+    "attention",
     "composites",
     "contractions",
     "creation",

@@ -1,0 +1,290 @@
+"""Chunking: split each kernel's domain into blocks along one axis, where that is legal.
+
+An axis of the domain is legal when every value of the kernel's body can follow it: walking the
+body backwards from its outputs, each equation says which axis of each operand the chunk axis
+becomes (an index map moves it: transpose permutes, a slice shifts and strides it, an inserted
+or broadcast axis drops it), or that it cannot follow (a reduction or scan along it, a reshape
+that mixes it with other axes, a user operator, a value read along two different axes). Reduced
+and scanned axes are never chunk axes (the emitter would have to combine partial results); a
+matrix product is split along its rows or batch, never along its columns.
+
+The block size is chosen from a cache budget: ``block = max(1, budget // (bytes per element of
+every value the kernel makes or reads * elements per step of the axis))``, a symbolic expression
+evaluated at run time; emitters run a kernel whole when one block covers it. ``halo`` records,
+for inputs read at shifted positions along the axis (stencils), the smallest and largest offset.
+"""
+
+from __future__ import annotations
+
+from ..ir import Var
+from ..ops.indexing import SliceSpec
+from ..registry import REGISTRY
+from ..shapes import size_of
+from ..symbolic import floordiv, smax
+from .fuse import family
+from .plan import Chunking, GraphPlan, Kernel
+
+CACHE_BUDGET = 1 << 20  # bytes of one chunk's working set: about a core's share of L2
+
+BAD = "bad"
+
+
+def chunk(plan: GraphPlan, notes: list[str], budget: int = CACHE_BUDGET) -> GraphPlan:
+    chunked = 0
+    for k in plan.kernels:
+        k.chunking = choose(k, budget, plan.names, plan.same)
+        chunked += k.chunking is not None
+    if chunked:
+        notes.append(f"chunking: {chunked} kernel(s) may run in blocks")
+    return plan
+
+
+def candidate_axes(k: Kernel) -> list[int]:
+    rank = len(k.domain)
+    if k.kind in ("custom",):
+        return []
+    if k.kind in ("contraction", "attention"):
+        return list(range(rank - 1))  # batch axes and rows, never columns
+    skip = set(k.reduced) | ({k.scan_axis} if k.scan_axis is not None else set())
+    return [a for a in range(rank) if a not in skip]
+
+
+def choose(k: Kernel, budget: int, names: dict, same) -> Chunking | None:
+    why = []
+    for axis in candidate_axes(k):
+        if k.domain[axis] == 1:
+            continue
+        tags = follow(k, axis, same)
+        if tags is None:
+            why.append(f"axis {axis} cannot be followed through the body")
+            continue
+        per_point = sum(
+            v.type.dtype.itemsize
+            for v in _values(k)
+            if v.type.rank and same(v.type.shape, k.domain)
+        ) or max(v.type.dtype.itemsize for v in _values(k))
+        inner = size_of(d for a, d in enumerate(k.domain) if a != axis)
+        block = smax(floordiv(budget, per_point * inner if inner else per_point), 1)
+        halos = _halos(k, tags).items()
+        halo = tuple((names.get(id(v), "?"), lo, hi) for v, (lo, hi) in halos if hi != 0)
+        return Chunking(axis, block, k.domain[axis], halo, budget, "; ".join(why))
+    return None
+
+
+def _values(k: Kernel):
+    yield from k.inputs
+    for e in k.body.eqns:
+        yield e.out
+
+
+def follow(k: Kernel, axis: int, same):
+    """id(value) -> (axis of that value the chunk axis is, offset) or None where it does not
+    vary along the chunk; None overall if some value cannot follow."""
+    tags: dict[int, object] = {}
+
+    def put(v, tag):
+        if not isinstance(v, Var):
+            return True
+        old = tags.get(id(v), "unset")
+        if old == "unset" or old == tag:
+            tags[id(v)] = tag
+            return True
+        if old is None:  # read whole elsewhere: reading it along an axis as well is fine
+            tags[id(v)] = tag
+            return True
+        return tag is None
+
+    reduced_out = [a for a in range(len(k.domain)) if a not in k.reduced]
+    stores = {id(st.out): st for st in k.stores}
+    for v in k.outputs:
+        if id(v) in stores:  # written over a region: the domain is the region
+            index = [i for i in stores[id(v)].index if i is not Ellipsis]
+            tag = getitem_tag(index, axis, 0)
+            if tag is BAD:
+                return None
+        elif same(v.type.shape, k.domain) or v.type.rank == len(k.domain):
+            tag = (axis, 0)
+        else:
+            tag = (reduced_out.index(axis), 0) if axis in reduced_out else None
+        if not put(v, tag):
+            return None
+    for e in reversed(k.body.eqns):
+        t = tags.get(id(e.out))
+        if t is None or t == "unset":
+            for a in e.inputs:
+                if isinstance(a, Var) and id(a) not in tags:
+                    tags[id(a)] = None
+            continue
+        moved = _operand_tags(e, t)
+        if moved is BAD:
+            return None
+        for a, tag in zip(e.inputs, moved):
+            if not put(a, tag):
+                return None
+    return tags
+
+
+def _operand_tags(e, tag):
+    ax, off = tag
+    out = e.out.type
+    fam = family(e)
+    if fam in ("map", "scalar"):
+        res = []
+        for a in e.inputs:
+            shift = out.rank - a.type.rank
+            i = ax - shift
+            if i < 0 or (a.type.shape[i] == 1 and out.shape[ax] != 1):
+                res.append(None)
+            else:
+                res.append((i, off))
+        return res
+    if fam == "reduce":
+        axes, keep = e.params["axis"], e.params["keepdims"]
+        if keep:
+            return [None if ax in axes else (ax, off)]
+        kept = [a for a in range(e.inputs[0].type.rank) if a not in axes]
+        return [(kept[ax], off)]
+    if fam == "scan":
+        return BAD if ax == e.params["axis"] else [(ax, off)]
+    if e.op == "transpose":
+        return [(e.params["perm"][ax], off)]
+    if e.op == "flip":
+        return [(ax, off)]
+    if e.op in ("getitem", "store"):
+        return _index_tags(e, ax, off)
+    if e.op == "expand_dims":
+        if ax in e.params["axis"]:
+            return [None]
+        return [(ax - sum(1 for a in e.params["axis"] if a < ax), off)]
+    if e.op == "squeeze":
+        kept = [a for a in range(e.inputs[0].type.rank) if a not in e.params["axis"]]
+        return [(kept[ax], off)]
+    if e.op == "broadcast_to":
+        a = e.inputs[0]
+        i = ax - (out.rank - a.type.rank)
+        return [None if i < 0 or a.type.shape[i] == 1 else (i, off)]
+    if e.op == "reshape":
+        src = e.inputs[0].type.shape
+        if tuple(src[: ax + 1]) == tuple(out.shape[: ax + 1]):
+            return [(ax, off)]
+        return BAD
+    if e.op == "concatenate":
+        return [(ax, off) for _ in e.inputs]  # along its axis: each piece gets a sub-range
+    if fam in ("contraction", "attention") and e.op != "dot":
+        return _product_tags(e, ax, off)
+    return BAD
+
+
+def _index_tags(e, ax, off):
+    """getitem: output axis ax -> the input axis it reads (with the slice's offset);
+    store: the base follows the same axis, the value the region's axis."""
+    index = [i for i in e.params["index"] if i is not Ellipsis]
+    if e.op == "getitem":
+        target = getitem_tag(index, ax, off)
+        return BAD if target is BAD else [target]
+    value = e.inputs[1]
+    region_rank = sum(1 for i in index if i is None or isinstance(i, SliceSpec))
+    pos = _region_position(index, ax)
+    i = None if pos is None else pos - (region_rank - value.type.rank)
+    if i is not None and (i < 0 or value.type.shape[i] == 1):
+        i = None
+    return [(ax, off), None if i is None else (i, 0)]
+
+
+def getitem_tag(index, ax, off):
+    """The input axis (and offset) an index reads output axis ``ax`` from; None for a new
+    axis; BAD for a reversed or strided slice (the block would not be a contiguous range)."""
+    out_axis, in_axis = 0, 0
+    for item in index:
+        if item is None:
+            if out_axis == ax:
+                return None
+            out_axis += 1
+        elif isinstance(item, SliceSpec):
+            if out_axis == ax:
+                return (in_axis, off + item.start) if item.step == 1 else BAD
+            out_axis += 1
+            in_axis += 1
+        else:
+            in_axis += 1
+    return None
+
+
+def _region_position(index, in_axis):
+    out_axis, axis = 0, 0
+    for item in index:
+        if item is None:
+            out_axis += 1
+        elif isinstance(item, SliceSpec):
+            if axis == in_axis:
+                return out_axis
+            out_axis += 1
+            axis += 1
+        else:
+            if axis == in_axis:
+                return None
+            axis += 1
+    return None
+
+
+def _product_tags(e, ax, off):
+    out_rank = e.out.type.rank
+    res = []
+    for pos, a in enumerate(e.inputs):
+        r = a.type.rank
+        if e.op == "attention" and pos >= 3:  # scale, mask: broadcast against the scores
+            i = ax - (out_rank - r)
+            res.append(None if i < 0 or a.type.shape[i] == 1 else (i, off))
+            continue
+        if ax == out_rank - 2:  # rows: the first operand's rows only
+            res.append((r - 2, off) if pos == 0 else None)
+        else:  # a batch axis
+            i = ax - (out_rank - r)
+            res.append(None if i < 0 or a.type.shape[i] == 1 else (i, off))
+    if e.op == "matmul" and any(a.type.rank < 2 for a in e.inputs):
+        return BAD
+    return res
+
+
+def _halos(k: Kernel, tags) -> dict:
+    """Inputs read at several offsets along the chunk axis: (smallest, largest) offset."""
+    found: dict = {}
+    for e in k.body.eqns:
+        if e.op != "getitem":
+            continue
+        a = e.inputs[0]
+        t = tags.get(id(a))
+        ot = tags.get(id(e.out))
+        if a in k.inputs and isinstance(t, tuple) and isinstance(ot, tuple):
+            index = [i for i in e.params["index"] if i is not Ellipsis]
+            item = _item_for(index, t[0])
+            if isinstance(item, SliceSpec) and item.step == 1:
+                lo, hi = found.get(a, (item.start, item.start))
+                found[a] = (_min(lo, item.start), _max(hi, item.start))
+    return {a: (0, _sub(hi, lo)) for a, (lo, hi) in found.items()}
+
+
+def _item_for(index, in_axis):
+    axis = 0
+    for item in index:
+        if item is None:
+            continue
+        if axis == in_axis:
+            return item
+        axis += 1
+    return None
+
+
+def _min(a, b):
+    return min(a, b) if isinstance(a, int) and isinstance(b, int) else a
+
+
+def _max(a, b):
+    return max(a, b) if isinstance(a, int) and isinstance(b, int) else b
+
+
+def _sub(a, b):
+    return a - b
+
+
+__all__ = ["CACHE_BUDGET", "REGISTRY", "candidate_axes", "choose", "chunk", "follow"]

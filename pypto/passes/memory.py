@@ -1,0 +1,124 @@
+"""Memory planning: a buffer per materialized intermediate, reused after its last reader.
+
+Walks the parallel levels in order. Before a level starts, memory whose current buffer was last
+read in an earlier level is free. Each kernel output of the level then takes, in order: the
+memory of the array a slice assignment writes into, when that array is an intermediate nobody
+else reads and the kernel does not read it elsewhere (``A[1:-1] = A[:-2]`` must be computed
+before it overwrites, see fuse.py); else free memory of exactly its size (sizes are symbolic:
+equal expressions); else new memory. Graph outputs are returned, so their memory is never
+freed; graph inputs are the caller's and are never written.
+
+``peak_bytes``: the largest, over levels, of inputs + memory in use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Var
+from ..ops.indexing import getitem_shape
+from ..symbolic import evaluate
+from ..types import TensorType
+from .fuse import nbytes
+from .plan import Buffer, GraphPlan, StoreOut
+
+
+@dataclass(eq=False)
+class Memory:
+    name: str
+    nbytes: object
+    holder: Buffer  # the buffer living in it now
+    free: bool = False
+
+
+def plan_memory(plan: GraphPlan, notes: list[str]) -> GraphPlan:
+    kernels = plan.kernels
+    outputs = {id(a) for a in plan.graph.outputs if isinstance(a, Var)}
+    readers: dict[int, list[int]] = {}
+    for i, k in enumerate(kernels):
+        for v in k.inputs:
+            readers.setdefault(id(v), []).append(i)
+    last_level: dict[str, int] = {}
+    buffer_of: dict[int, Buffer] = {}
+    memory_of: dict[str, Memory] = {}
+    memories: list[Memory] = []
+    in_use = []
+    reused = 0
+    for lv, members in enumerate(plan.levels):
+        for m in memories:
+            if not m.free and m.holder.role == "temp" and last_level[m.holder.name] < lv:
+                m.free = True
+        for i in members:
+            k = kernels[i]
+            stores = {id(s.out): s for s in k.stores}
+            for v in k.outputs:
+                size = nbytes(v.type)
+                reads = readers.get(id(v), [])
+                role = "output" if id(v) in outputs else "temp"
+                b = Buffer(f"b{len(buffer_of)}", v, size, i, max(reads, default=i), role=role)
+                last_level[b.name] = max((kernels[r].level for r in reads), default=lv)
+                s = stores.get(id(v))
+                base = buffer_of.get(id(s.base)) if s is not None else None
+                slot = None
+                if (
+                    base is not None
+                    and base.role == "temp"
+                    and id(v) not in k.hazards
+                    and readers.get(id(s.base)) == [i]
+                ):
+                    slot = memory_of[base.name]
+                    k.stores = tuple(
+                        StoreOut(x.out, x.base, x.index, True) if x is s else x for x in k.stores
+                    )
+                elif role == "temp":
+                    slot = next((m for m in memories if m.free and m.nbytes == size), None)
+                if slot is not None:
+                    b.reuses, slot.holder, slot.free = slot.holder.name, b, False
+                    reused += 1
+                else:
+                    slot = Memory(b.name, size, b)
+                    memories.append(slot)
+                memory_of[b.name] = slot
+                buffer_of[id(v)] = b
+        total = 0
+        for m in memories:
+            if not m.free:
+                total = total + m.nbytes
+        in_use.append(total)
+    plan.buffers = list(buffer_of.values())
+    plan.memory = {name: m.name for name, m in memory_of.items()}
+    plan.in_use = in_use
+    if reused:
+        notes.append(f"memory: {reused} buffer(s) take over the memory of dead ones")
+    for k in kernels:
+        k.bytes_read, k.bytes_written = kernel_bytes(k)
+    return plan
+
+
+def kernel_bytes(k) -> tuple:
+    """(read, written): each input read once, each output written once; a slice assignment in
+    place writes its region only and does not read the array it writes into."""
+    inplace = {id(s.out): s for s in k.stores if s.inplace}
+    bases = {id(s.base) for s in inplace.values()}
+    other_reads = {
+        id(a) for e in k.body.eqns if e.op != "store" for a in e.inputs if isinstance(a, Var)
+    }
+    read = 0
+    for v in k.inputs:
+        if id(v) not in bases or id(v) in other_reads:
+            read = read + nbytes(v.type)
+    written = 0
+    for v in k.outputs:
+        s = inplace.get(id(v))
+        t = v.type
+        if s is not None:
+            t = TensorType(t.dtype, getitem_shape(None, t.shape, s.index))
+        written = written + nbytes(t)
+    return read, written
+
+
+def peak_bytes(plan: GraphPlan, env: dict) -> int:
+    """Inputs + the memory in use at the busiest level, for these sizes."""
+    inputs = sum(evaluate(nbytes(v.type), env) for v in plan.graph.inputs)
+    inputs += sum(int(a.nbytes) for _, a in plan.graph.consts)
+    return inputs + max((evaluate(t, env) for t in plan.in_use), default=0)

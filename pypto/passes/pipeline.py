@@ -1,0 +1,94 @@
+"""The pass pipeline: a graph in, a Plan out. Read top to bottom; each pass is one function.
+
+Graph passes rewrite the op graph (each result is verified); fusion cuts it into kernels; plan
+passes decide order, parallel levels, memory and chunks. ``plan_graph`` caches its result per
+graph (graphs are immutable), so a compiled function or chain is planned once.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import replace
+
+from ..function import Block, Branch, Fail, Function, Loop
+from ..ir import Graph
+from ..printer import value_names
+from ..shapes import input_facts
+from ..verify import verify
+from .chunk import chunk
+from .fuse import Fuser, build_kernels
+from .memory import plan_memory
+from .patterns import rewrite_patterns
+from .plan import GraphPlan
+from .schedule import order_kernels, schedule
+from .simplify import cse, dead_code, fold_constants, identities
+
+GRAPH_PASSES = [
+    ("fold constants", fold_constants),
+    ("algebraic identities", identities),
+    ("common subexpressions", cse),
+    ("patterns (attention)", rewrite_patterns),
+    ("dead code", dead_code),
+]
+PLAN_PASSES = [
+    ("schedule", schedule),
+    ("plan memory", plan_memory),
+    ("chunk", chunk),
+]
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def simplify(graph: Graph, notes: list[str], facts) -> Graph:
+    for _, fn in GRAPH_PASSES:
+        graph = fn(graph, notes, facts) if fn is rewrite_patterns else fn(graph, notes)
+        verify(graph, facts=facts)
+    return graph
+
+
+def plan_graph(graph: Graph, facts=None) -> GraphPlan:
+    """The Plan of a graph (``facts``: what holds where it runs, for a function's blocks)."""
+    cached = _CACHE.get(graph)
+    if cached is not None:
+        return cached
+    if facts is None:
+        facts = input_facts(v.type for v in graph.inputs)
+    notes: list[str] = []
+    simple = simplify(graph, notes, facts)
+    names = value_names(simple)
+    fuser = Fuser(simple, names, facts)
+    groups = fuser.run()
+    kernels, renamed = order_kernels(build_kernels(fuser, groups))
+    decisions = [replace(d, kernel=renamed[d.kernel]) for d in fuser.decisions]
+    for k in kernels:
+        k.reasons = [str(d) for d in decisions if d.kernel == k.name]
+    plan = GraphPlan(simple, graph, kernels, decisions=decisions)
+    plan.same = fuser.same
+    plan.names = names
+    plan.simplified = notes
+    plan.passes = [n for n, _ in GRAPH_PASSES] + ["fuse"] + [n for n, _ in PLAN_PASSES]
+    for _, fn in PLAN_PASSES:
+        plan = fn(plan, plan.notes)
+    _CACHE[graph] = plan
+    return plan
+
+
+def plan_function(fn: Function) -> dict[int, GraphPlan]:
+    """id(block) -> its Plan, for every block of a function (with the facts that hold there)."""
+    array_types = [p.type for p in fn.params if p.kind == "array"]
+    plans: dict[int, GraphPlan] = {}
+    _plan_steps(fn.body, [*input_facts(array_types), *fn.guards], plans)
+    return plans
+
+
+def _plan_steps(steps, facts, plans):
+    for step in steps:
+        if isinstance(step, Block):
+            plans[id(step)] = plan_graph(step.graph, facts)
+        elif isinstance(step, Fail):
+            continue
+        elif isinstance(step, Loop):
+            _plan_steps(step.body, [*facts, *step.facts(), *step.guards], plans)
+        elif isinstance(step, Branch):
+            _plan_steps(step.then, [*facts, *step.facts("then"), *step.then_guards], plans)
+            _plan_steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards], plans)

@@ -1,0 +1,198 @@
+"""Simplification: constant folding, algebraic identities, CSE, dead-code removal.
+
+Each rewrite keeps every value's type exactly (dtype, shape, weakness): an identity such as
+``x * 1 -> x`` applies only when ``x`` already has the product's type, so NumPy's promotion is
+never changed. ``x + 0`` is *not* an identity for floats (``-0.0 + 0 == 0.0``) and is left alone.
+User operators are never folded or merged (they may not be pure). Every function here returns a
+new Graph and appends what it did to ``notes``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Eqn, Graph, Literal, Var, freeze_attrs
+from ..registry import REGISTRY
+from ..symbolic import Expr, SymFloat
+from .graphs import rebuild
+
+
+def fold_constants(graph: Graph, notes: list[str]) -> Graph:
+    """Scalar ops on literals become literals (``2 * 3.0``, ``np.float32(1) / 3``)."""
+    sub: dict[int, object] = {}
+    eqns, folded = [], 0
+    for eqn in graph.eqns:
+        inputs = tuple(_subst(a, sub) for a in eqn.inputs)
+        op = REGISTRY[eqn.op]
+        if (
+            op.kind == "map"
+            and op.builtin
+            and inputs
+            and eqn.out.type.rank == 0
+            and all(isinstance(a, Literal) and _plain(a.value) for a in inputs)
+        ):
+            attrs = {k: v for k, v in eqn.attrs if k != "weak"}
+            try:
+                with np.errstate(all="ignore"):
+                    value = op.impl(*(a.value for a in inputs), **attrs)
+            except Exception:  # an error NumPy raises at run time stays a run-time error
+                value = None
+            if value is not None and np.asarray(value).dtype == eqn.out.type.dtype:
+                t = eqn.out.type
+                value = np.asarray(value)[()]
+                sub[id(eqn.out)] = Literal(value.item() if t.weak else value, t)
+                folded += 1
+                continue
+        eqns.append(_with_inputs(eqn, inputs))
+    if folded:
+        notes.append(f"constant folding: {folded} scalar op(s) computed at compile time")
+    return rebuild(graph, eqns, tuple(_subst(a, sub) for a in graph.outputs))
+
+
+def _plain(value) -> bool:
+    return not isinstance(value, (Expr, SymFloat))
+
+
+def identities(graph: Graph, notes: list[str]) -> Graph:
+    """``transpose(transpose(x))``, ``reshape(reshape(x))``, ``x * 1``, ``x / 1``, ``x - 0``,
+    identity reorders and same-type ``astype``/``copy``. A graph output is never replaced by
+    another value (NumPy would return a new array, not an alias of x)."""
+    outputs = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    sub: dict[int, object] = {}
+    producer: dict[int, Eqn] = {}
+    eqns, done = [], []
+    for eqn in graph.eqns:
+        eqn = _with_inputs(eqn, tuple(_subst(a, sub) for a in eqn.inputs))
+        replaced, how = _identity(eqn, producer)
+        if replaced is not None and not isinstance(replaced, Eqn) and id(eqn.out) in outputs:
+            replaced, how = None, None
+        if isinstance(replaced, Eqn):
+            eqn = replaced
+        elif replaced is not None:
+            sub[id(eqn.out)] = replaced
+            done.append(how)
+            continue
+        if how:
+            done.append(how)
+        producer[id(eqn.out)] = eqn
+        eqns.append(eqn)
+    for how in sorted(set(done)):
+        notes.append(f"identity: {how} ({done.count(how)}x)")
+    return rebuild(graph, eqns, tuple(_subst(a, sub) for a in graph.outputs))
+
+
+def _identity(eqn: Eqn, producer: dict):
+    """(replacement atom or rewritten Eqn or None, description)."""
+    x = eqn.inputs[0] if eqn.inputs else None
+    same = isinstance(x, Var) and x.type == eqn.out.type
+    attrs = eqn.params
+    if eqn.op == "transpose":
+        inner = producer.get(id(x))
+        if inner is not None and inner.op == "transpose":
+            p1, p2 = inner.params["perm"], attrs["perm"]
+            perm = tuple(p1[i] for i in p2)
+            base = inner.inputs[0]
+            if perm == tuple(range(len(perm))):
+                return base, "transpose(transpose(x)) -> x"
+            new = Eqn("transpose", (base,), freeze_attrs({"perm": perm}), eqn.out, eqn.site)
+            return new, "transpose(transpose(x)) -> transpose(x)"
+        if attrs["perm"] == tuple(range(len(attrs["perm"]))):
+            return x, "transpose with the identity permutation -> x"
+    if eqn.op == "reshape":
+        inner = producer.get(id(x))
+        if same:
+            return x, "reshape to the same shape -> x"
+        if inner is not None and inner.op == "reshape":
+            base = inner.inputs[0]
+            if base.type == eqn.out.type:
+                return base, "reshape(reshape(x)) -> x"
+            return Eqn("reshape", (base,), eqn.attrs, eqn.out, eqn.site), (
+                "reshape(reshape(x)) -> reshape(x)"
+            )
+    if eqn.op in ("astype", "copy", "broadcast_to") and same:
+        return x, f"{eqn.op} to the same type -> x"
+    index = attrs.get("index", ())
+    full = len(index) == getattr(x, "type", eqn.out.type).rank and all(
+        _full(i, d) for i, d in zip(index, x.type.shape)
+    )
+    if eqn.op == "getitem" and same and full:
+        return x, "x[:, ...] -> x"
+    if eqn.op in ("multiply", "divide", "subtract") and len(eqn.inputs) == 2:
+        a, b = eqn.inputs
+        unit = 0 if eqn.op == "subtract" else 1
+        if _is(b, unit) and isinstance(a, Var) and a.type == eqn.out.type:
+            return a, f"x {_SYMBOL[eqn.op]} {unit} -> x"
+        if eqn.op == "multiply" and _is(a, 1) and isinstance(b, Var) and b.type == eqn.out.type:
+            return b, "1 * x -> x"
+    return None, None
+
+
+_SYMBOL = {"multiply": "*", "divide": "/", "subtract": "-"}
+
+
+def _is(atom, value) -> bool:
+    if not isinstance(atom, Literal) or not _plain(atom.value):
+        return False
+    v = atom.value
+    return not isinstance(v, (bool, np.bool_)) and np.ndim(v) == 0 and v == value
+
+
+def _full(item, dim) -> bool:
+    from ..ops.indexing import SliceSpec
+
+    return isinstance(item, SliceSpec) and item.start == 0 and item.step == 1 and item.length == dim
+
+
+def cse(graph: Graph, notes: list[str]) -> Graph:
+    """Equations computing the same op of the same operands and attributes become one (but two
+    outputs stay two arrays)."""
+    outputs = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    sub: dict[int, object] = {}
+    seen: dict[tuple, Var] = {}
+    eqns, merged = [], 0
+    for eqn in graph.eqns:
+        eqn = _with_inputs(eqn, tuple(_subst(a, sub) for a in eqn.inputs))
+        if REGISTRY[eqn.op].builtin:
+            key = (eqn.op, tuple(_key(a) for a in eqn.inputs), eqn.attrs)
+            prior = seen.get(key)
+            both_out = id(eqn.out) in outputs and prior is not None and id(prior) in outputs
+            if prior is not None and prior.type == eqn.out.type and not both_out:
+                sub[id(eqn.out)] = prior
+                merged += 1
+                continue
+            seen[key] = eqn.out
+        eqns.append(eqn)
+    if merged:
+        notes.append(f"common subexpressions: {merged} duplicate equation(s) merged")
+    return rebuild(graph, eqns, tuple(_subst(a, sub) for a in graph.outputs))
+
+
+def _key(atom):
+    if isinstance(atom, Var):
+        return ("v", id(atom))
+    v = atom.value
+    return ("l", type(v).__name__, repr(v), atom.type)
+
+
+def dead_code(graph: Graph, notes: list[str]) -> Graph:
+    """Equations whose results nothing reads."""
+    live: set[int] = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    kept = []
+    for eqn in reversed(graph.eqns):
+        if id(eqn.out) in live:
+            kept.append(eqn)
+            live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+    removed = len(graph.eqns) - len(kept)
+    if removed:
+        notes.append(f"dead code: {removed} unused equation(s) removed")
+    return rebuild(graph, list(reversed(kept)), graph.outputs)
+
+
+def _subst(atom, sub):
+    return sub.get(id(atom), atom) if isinstance(atom, Var) else atom
+
+
+def _with_inputs(eqn: Eqn, inputs: tuple) -> Eqn:
+    if all(a is b for a, b in zip(inputs, eqn.inputs)):
+        return eqn
+    return Eqn(eqn.op, inputs, eqn.attrs, eqn.out, eqn.site)
