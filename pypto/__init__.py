@@ -25,6 +25,7 @@ from .errors import (
     UnsupportedError,
     api_boundary,
 )
+from .explain import explain
 from .ir import Graph
 from .ops.custom import register_operator, unregister_operator
 from .registry import REGISTRY
@@ -74,6 +75,7 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     "compile",
+    "explain",
     "newaxis",
     "register_operator",
     "run",

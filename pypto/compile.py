@@ -22,9 +22,10 @@ from .bindings import dtype_of, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
 from .emit.reference import run_plan
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
-from .function import Function, guards_hold, run_function
+from .function import Function, guards_hold, run_function, verify_function
 from .parse.frontend import ArgSpec, trace_function
 from .parse.source import function_source
+from .passes.host import prune_host_outputs
 from .passes.pipeline import plan_function
 from .types import TensorType
 
@@ -110,7 +111,7 @@ class CompiledFunction:
         try:
             if self._source is None:
                 self._source = function_source(self._fn)
-            fn_ir = trace_function(self._source, specs, env)
+            fn_ir = verify_function(prune_host_outputs(trace_function(self._source, specs, env)))
         except PyptoError as e:
             if not self._fallback:
                 raise

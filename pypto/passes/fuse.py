@@ -264,13 +264,16 @@ class Fuser:
         shape = p.out.type.shape
         if fam == "map":
             if g.kind in ("elementwise", "copy", "contraction", "attention"):
-                for c, i, chain in inside:
-                    if not self._unbroadcast(c, i, chain):
+                broadcast = not all(self._unbroadcast(c, i, ch) for c, i, ch in inside)
+                if broadcast:
+                    stat = self._row_stat(g, p) if g.kind == "elementwise" else None
+                    if stat is None or not self._become_reduction(g, *stat, inside):
                         return (
                             False,
                             "broadcast",
-                            ("read broadcast: materialized once instead of recomputed per element"),
+                            "read broadcast: materialized once instead of recomputed per element",
                         )
+                    return True, "reduction", "a per-row value of a reduction over these rows"
                 if g.kind in HEAVY and not self.same(shape, g.domain):
                     return False, "contraction", "the epilogue runs at the product's shape"
                 return True, "map-chain", "computed in the kernel through its index map"
@@ -300,20 +303,15 @@ class Fuser:
                     return True, "reduction", "a reduction over the same rows"
                 return False, "reduction", "reduces another shape or other axes"
             if g.kind == "elementwise" and g.heavy is None:
-                trial = Group(g.name, g.root, "reduction", dom, axes)
-                for m in g.members:
-                    if family(m) == "store" or self._place(trial, m.out.type.shape) is None:
-                        return (
-                            False,
-                            "reduction",
-                            (
-                                "the kernel's values are not at the reduction's full or reduced shape"
-                            ),
-                        )
-                edges = [ch for *_, ch in g.edges] + [ch for _, _, ch in inside]
-                if not all(self._trivial(ch) for ch in edges):
-                    return False, "reduction", "the kernel reads through reorders that move data"
-                g.kind, g.domain, g.reduced = "reduction", dom, axes
+                if not self._become_reduction(g, dom, axes, inside):
+                    return (
+                        False,
+                        "reduction",
+                        (
+                            "the kernel has values at neither the reduction's full nor reduced "
+                            "shape, or reads through reorders that move data"
+                        ),
+                    )
                 return True, "reduction", "the maps after it run at its reduced shape"
             return False, "reduction", f"a {g.kind} kernel does not take a reduction"
         if fam == "scan":
@@ -343,6 +341,46 @@ class Fuser:
                 return False, "contraction", "one matrix product per kernel"
             return False, "contraction", f"a {g.kind} kernel does not take a matrix product"
         return False, "kind", f"a {fam} does not fuse into a {g.kind} kernel"
+
+    def _become_reduction(self, g: Group, dom, axes, inside) -> bool:
+        """Turn an elementwise kernel into a reduction over ``axes`` of ``dom``, if all its
+        values sit at that domain's full or reduced shape and it reads nothing through
+        reorders that move data."""
+        if g.kind != "elementwise" or g.heavy is not None:
+            return False
+        trial = Group(g.name, g.root, "reduction", dom, axes)
+        for m in g.members:
+            if family(m) == "store" or self._place(trial, m.out.type.shape) is None:
+                return False
+        edges = [ch for *_, ch in g.edges] + [ch for _, _, ch in inside]
+        if not all(self._trivial(ch) for ch in edges):
+            return False
+        g.kind, g.domain, g.reduced = "reduction", dom, axes
+        return True
+
+    def _row_stat(self, g: Group, p: Eqn):
+        """(domain, axes) of a reduction over the kernel's domain that p is computed from by
+        maps (a per-row statistic: the mean, the variance, sqrt(var + eps)), or None."""
+        todo, seen = [p], set()
+        while todo:
+            e = todo.pop()
+            if id(e) in seen or id(e) in self.group_of:
+                continue
+            seen.add(id(e))
+            fam = family(e)
+            if fam == "reduce":
+                dom, axes = e.inputs[0].type.shape, e.params["axis"]
+                trial = Group(g.name, g.root, "reduction", dom, axes)
+                if self.same(dom, g.domain) and self._place(trial, p.out.type.shape) == "reduced":
+                    return dom, axes
+                continue
+            if fam not in ("map", "scalar", "index"):
+                continue
+            for a in e.inputs:
+                q = self.prod.get(id(a))
+                if q is not None:
+                    todo.append(q)
+        return None
 
     def _place(self, g: Group, shape) -> str | None:
         if self.same(shape, g.domain):

@@ -111,11 +111,7 @@ def _identity(eqn: Eqn, producer: dict):
             )
     if eqn.op in ("astype", "copy", "broadcast_to") and same:
         return x, f"{eqn.op} to the same type -> x"
-    index = attrs.get("index", ())
-    full = len(index) == getattr(x, "type", eqn.out.type).rank and all(
-        _full(i, d) for i, d in zip(index, x.type.shape)
-    )
-    if eqn.op == "getitem" and same and full:
+    if eqn.op == "getitem" and same and _whole(attrs["index"], x.type.shape):
         return x, "x[:, ...] -> x"
     if eqn.op in ("multiply", "divide", "subtract") and len(eqn.inputs) == 2:
         a, b = eqn.inputs
@@ -135,6 +131,10 @@ def _is(atom, value) -> bool:
         return False
     v = atom.value
     return not isinstance(v, (bool, np.bool_)) and np.ndim(v) == 0 and v == value
+
+
+def _whole(index, shape) -> bool:
+    return len(index) == len(shape) and all(_full(i, d) for i, d in zip(index, shape))
 
 
 def _full(item, dim) -> bool:

@@ -1,0 +1,172 @@
+"""``ppto.explain``: what the passes made of a function or a chain, for these arguments.
+
+    print(ppto.explain(softmax, x))          # a NumPy-style function (or @ppto.compile'd one)
+    print(ppto.explain(chain, x=data_x))     # a lazy chain and its bindings
+
+Shows the IR, what simplification did, each kernel (kind, domain, the ops inside, the index
+maps it reads through, inputs and outputs, bytes read and written against running the same ops
+one NumPy call at a time, its chunking), the buffers and the memory they reuse, the parallel
+levels, the planned peak memory, and every fusion decision with its rule and reason. Sizes are
+symbolic in the plan; they are evaluated with the example arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ArgumentError, api_boundary
+from .function import Block, Branch, Loop
+from .passes.memory import peak_bytes
+from .passes.pipeline import plan_function, plan_graph
+from .passes.plan import GraphPlan
+from .printer import format_graph
+from .symbolic import evaluate, format_dim
+
+
+@dataclass
+class Explanation:
+    title: str
+    ir: str
+    plans: list[tuple[str, GraphPlan]]  # (where, plan) per block
+    env: dict
+
+    @property
+    def kernels(self):
+        return [k for _, p in self.plans for k in p.kernels]
+
+    def __str__(self):
+        lines = [f"== {self.title} ==", "", "IR:", *("  " + x for x in self.ir.split("\n"))]
+        for where, plan in self.plans:
+            lines += ["", f"-- {where} --" if where else "--"]
+            lines += describe_plan(plan, self.env)
+        return "\n".join(lines)
+
+
+def describe_plan(plan: GraphPlan, env: dict) -> list[str]:
+    names = plan.names
+    size = _sizer(env)
+    lines = []
+    if plan.simplified:
+        lines.append("simplified: " + "; ".join(plan.simplified))
+    unfused_total = sum(_eval(k.unfused_bytes, env) for k in plan.kernels)
+    moved_total = sum(_eval(k.bytes_read, env) + _eval(k.bytes_written, env) for k in plan.kernels)
+    calls = sum(len(k.ops) for k in plan.kernels)
+    lines.append(
+        f"kernels: {len(plan.kernels)} (one NumPy call per op would be {calls}); bytes moved "
+        f"{size(moved_total)} (unfused {size(unfused_total)})"
+    )
+    for k in plan.kernels:
+        dom = ",".join(format_dim(d) for d in k.domain)
+        extra = f", reduced axes {k.reduced}" if k.reduced else ""
+        extra += f", scan axis {k.scan_axis}" if k.scan_axis is not None else ""
+        lines.append(f"  {k.name} {k.kind} over [{dom}]{extra}, level {k.level}")
+        lines.append(
+            f"     ops: {' '.join(k.ops) or '-'}; index maps: {' '.join(k.index_maps) or '-'}"
+        )
+        ins = ", ".join(names.get(id(v), "?") for v in k.inputs) or "-"
+        outs = ", ".join(names.get(id(v), "?") for v in k.outputs)
+        lines.append(f"     reads {ins}; writes {outs}")
+        if k.late_inputs:
+            late = ", ".join(names.get(id(v), "?") for v in k.late_inputs)
+            lines.append(f"     epilogue waits for {late} (the product may start before)")
+        for s in k.stores:
+            how = "in place" if s.inplace else "into a copy"
+            why = k.hazards.get(id(s.out), "")
+            lines.append(
+                f"     slice assignment into {names.get(id(s.base), '?')} {how}"
+                + (f" ({why})" if why else "")
+            )
+        moved = _eval(k.bytes_read, env) + _eval(k.bytes_written, env)
+        lines.append(
+            f"     bytes: read {size(_eval(k.bytes_read, env))}, written "
+            f"{size(_eval(k.bytes_written, env))} = {size(moved)} "
+            f"(unfused {size(_eval(k.unfused_bytes, env))})"
+        )
+        c = k.chunking
+        if c is None:
+            lines.append("     chunks: none (no axis can be split)")
+        else:
+            block, extent = _eval(c.block, env), _eval(c.extent, env)
+            here = ""
+            if isinstance(block, int) and isinstance(extent, int):
+                n = -(-extent // block) if block else 1
+                here = f"; here {min(block, extent)} of {extent} -> {n} chunk(s)"
+            halo = "".join(f", halo {n} +{hi}" for n, lo, hi in c.halo)
+            lines.append(f"     chunks: axis {c.axis}, block {c.block}{halo}{here}")
+        lines.append("     body:")
+        lines += ["        " + x for x in format_graph(k.body, names).split("\n")]
+    lines.append("buffers:")
+    for b in plan.buffers:
+        reuse = f", reuses the memory of {b.reuses}" if b.reuses else ""
+        lines.append(
+            f"  {b.name} {names.get(id(b.value), '?')}:{b.value.type} "
+            f"{size(_eval(b.nbytes, env))} {b.role}, written by k{b.first}, last read by "
+            f"k{b.last}{reuse}"
+        )
+    if not plan.buffers:
+        lines.append("  (none)")
+    levels = " | ".join(" ".join(f"k{i}" for i in lv) for lv in plan.levels)
+    lines.append(f"parallel levels: {levels or '-'}")
+    try:
+        lines.append(f"planned peak memory: {size(peak_bytes(plan, env))} (inputs included)")
+    except (KeyError, TypeError):
+        lines.append("planned peak memory: depends on a loop variable")
+    lines.append("fusion decisions:")
+    lines += ["  " + str(d) for d in plan.decisions] or ["  (none)"]
+    return lines
+
+
+def _eval(d, env):
+    try:
+        return evaluate(d, env)
+    except (KeyError, TypeError):
+        return d
+
+
+def _sizer(env):
+    def size(n):
+        if not isinstance(n, int):
+            return f"{n} B"
+        for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if n >= scale:
+                return f"{n / scale:.1f} {unit}"
+        return f"{n} B"
+
+    return size
+
+
+@api_boundary
+def explain(target, *args, **kwargs) -> Explanation:
+    """The Plan of a NumPy-style function (called with example arguments) or of a lazy chain
+    (with its bindings as keywords); ``print`` it."""
+    from .api import Tensor
+    from .compile import CompiledFunction, _specialize
+    from .compile import compile as ppto_compile
+
+    if isinstance(target, (Tensor, list, tuple)) and not callable(target):
+        from .tracer import compile_chain
+
+        if args:
+            raise ArgumentError("explain(chain, ...) takes the chain's inputs as keywords")
+        roots = target if isinstance(target, (list, tuple)) else [target]
+        graph, _, env = compile_chain([t._node for t in roots], kwargs)
+        return Explanation("lazy chain", str(graph), [("", plan_graph(graph))], env)
+    compiled = target if isinstance(target, CompiledFunction) else ppto_compile(target)
+    fn_ir = compiled.ir(*args, **kwargs)
+    _, env, _ = _specialize(compiled._bind(args, kwargs))
+    plans = plan_function(fn_ir)
+    where = []
+    _blocks(fn_ir.body, "", where)
+    return Explanation(f"{fn_ir.name}", str(fn_ir), [(w, plans[id(b)]) for w, b in where], env)
+
+
+def _blocks(steps, context, out):
+    for step in steps:
+        if isinstance(step, Block):
+            outs = ", ".join(h.name for h in step.outputs) or "_"
+            out.append((f"block {len(out)}{context}: {outs}", step))
+        elif isinstance(step, Loop):
+            _blocks(step.body, f"{context} in loop over {step.var}", out)
+        elif isinstance(step, Branch):
+            _blocks(step.then, f"{context} if {step.cond.name}", out)
+            _blocks(step.orelse, f"{context} else", out)
