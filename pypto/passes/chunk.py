@@ -66,7 +66,7 @@ def choose(k: Kernel, budget: int, names: dict, same) -> Chunking | None:
         inner = size_of(d for a, d in enumerate(k.domain) if a != axis)
         block = smax(floordiv(budget, per_point * inner if inner else per_point), 1)
         halos = _halos(k, tags).items()
-        halo = tuple((names.get(id(v), "?"), lo, hi) for v, (lo, hi) in halos if hi != 0)
+        halo = tuple((names.get(id(v), "?"), lo, hi) for v, (lo, hi) in halos)
         return Chunking(axis, block, k.domain[axis], halo, budget, "; ".join(why))
     return None
 
@@ -78,42 +78,45 @@ def _values(k: Kernel):
 
 
 def follow(k: Kernel, axis: int, same):
-    """id(value) -> (axis of that value the chunk axis is, offset) or None where it does not
-    vary along the chunk; None overall if some value cannot follow."""
+    """id(value) -> (the axis of that value the chunk axis is, the offsets at which the body
+    reads it along that axis), or None where it does not vary along the chunk axis; None
+    overall if some value cannot follow."""
     tags: dict[int, object] = {}
 
     def put(v, tag):
-        if not isinstance(v, Var):
+        if not isinstance(v, Var) or tag is None:
+            if isinstance(v, Var):
+                tags.setdefault(id(v), None)
             return True
-        old = tags.get(id(v), "unset")
-        if old == "unset" or old == tag:
+        old = tags.get(id(v))
+        if old is None:
             tags[id(v)] = tag
             return True
-        if old is None:  # read whole elsewhere: reading it along an axis as well is fine
-            tags[id(v)] = tag
-            return True
-        return tag is None
+        if old[0] != tag[0]:  # read along two different axes
+            return False
+        tags[id(v)] = (old[0], old[1] | tag[1])
+        return True
 
+    start = (axis, frozenset({0}))
     reduced_out = [a for a in range(len(k.domain)) if a not in k.reduced]
     stores = {id(st.out): st for st in k.stores}
     for v in k.outputs:
         if id(v) in stores:  # written over a region: the domain is the region
             index = [i for i in stores[id(v)].index if i is not Ellipsis]
-            tag = getitem_tag(index, axis, 0)
+            tag = getitem_tag(index, axis, frozenset({0}))
             if tag is BAD:
                 return None
         elif same(v.type.shape, k.domain) or v.type.rank == len(k.domain):
-            tag = (axis, 0)
+            tag = start  # full shape, or reduced with keepdims
         else:
-            tag = (reduced_out.index(axis), 0) if axis in reduced_out else None
+            tag = (reduced_out.index(axis), start[1]) if axis in reduced_out else None
         if not put(v, tag):
             return None
     for e in reversed(k.body.eqns):
         t = tags.get(id(e.out))
-        if t is None or t == "unset":
+        if t is None:
             for a in e.inputs:
-                if isinstance(a, Var) and id(a) not in tags:
-                    tags[id(a)] = None
+                put(a, None)
             continue
         moved = _operand_tags(e, t)
         if moved is BAD:
@@ -122,6 +125,10 @@ def follow(k: Kernel, axis: int, same):
             if not put(a, tag):
                 return None
     return tags
+
+
+def _shift(offsets, start):
+    return frozenset(o + start for o in offsets)
 
 
 def _operand_tags(e, tag):
@@ -188,7 +195,7 @@ def _index_tags(e, ax, off):
     i = None if pos is None else pos - (region_rank - value.type.rank)
     if i is not None and (i < 0 or value.type.shape[i] == 1):
         i = None
-    return [(ax, off), None if i is None else (i, 0)]
+    return [(ax, off), None if i is None else (i, frozenset({0}))]
 
 
 def getitem_tag(index, ax, off):
@@ -202,7 +209,7 @@ def getitem_tag(index, ax, off):
             out_axis += 1
         elif isinstance(item, SliceSpec):
             if out_axis == ax:
-                return (in_axis, off + item.start) if item.step == 1 else BAD
+                return (in_axis, _shift(off, item.start)) if item.step == 1 else BAD
             out_axis += 1
             in_axis += 1
         else:
@@ -247,44 +254,18 @@ def _product_tags(e, ax, off):
 
 
 def _halos(k: Kernel, tags) -> dict:
-    """Inputs read at several offsets along the chunk axis: (smallest, largest) offset."""
-    found: dict = {}
-    for e in k.body.eqns:
-        if e.op != "getitem":
+    """Inputs read at offsets other than 0 along the chunk axis: (smallest, largest)."""
+    found = {}
+    for v in k.inputs:
+        t = tags.get(id(v))
+        if t is None or t[1] == {0}:
             continue
-        a = e.inputs[0]
-        t = tags.get(id(a))
-        ot = tags.get(id(e.out))
-        if a in k.inputs and isinstance(t, tuple) and isinstance(ot, tuple):
-            index = [i for i in e.params["index"] if i is not Ellipsis]
-            item = _item_for(index, t[0])
-            if isinstance(item, SliceSpec) and item.step == 1:
-                lo, hi = found.get(a, (item.start, item.start))
-                found[a] = (_min(lo, item.start), _max(hi, item.start))
-    return {a: (0, _sub(hi, lo)) for a, (lo, hi) in found.items()}
-
-
-def _item_for(index, in_axis):
-    axis = 0
-    for item in index:
-        if item is None:
-            continue
-        if axis == in_axis:
-            return item
-        axis += 1
-    return None
-
-
-def _min(a, b):
-    return min(a, b) if isinstance(a, int) and isinstance(b, int) else a
-
-
-def _max(a, b):
-    return max(a, b) if isinstance(a, int) and isinstance(b, int) else b
-
-
-def _sub(a, b):
-    return a - b
+        offs = sorted(t[1], key=str)
+        if all(isinstance(o, int) for o in offs):
+            found[v] = (min(offs), max(offs))
+        else:
+            found[v] = (offs[0], offs[-1])
+    return found
 
 
 __all__ = ["CACHE_BUDGET", "REGISTRY", "candidate_axes", "choose", "chunk", "follow"]

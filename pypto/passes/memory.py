@@ -96,8 +96,8 @@ def plan_memory(plan: GraphPlan, notes: list[str]) -> GraphPlan:
 
 
 def kernel_bytes(k) -> tuple:
-    """(read, written): each input read once, each output written once; a slice assignment in
-    place writes its region only and does not read the array it writes into."""
+    """(read, written): each array input read once, each output written once; a slice
+    assignment in place writes its region only and does not read the array it writes into."""
     inplace = {id(s.out): s for s in k.stores if s.inplace}
     bases = {id(s.base) for s in inplace.values()}
     other_reads = {
@@ -105,6 +105,8 @@ def kernel_bytes(k) -> tuple:
     }
     read = 0
     for v in k.inputs:
+        if v.type.rank == 0:  # a scalar is a launch parameter, not memory traffic
+            continue
         if id(v) not in bases or id(v) in other_reads:
             read = read + nbytes(v.type)
     written = 0
