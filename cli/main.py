@@ -1,8 +1,20 @@
-"""``pypto``: the command line. Subcommands arrive with their issues (transpile, explain, graph)."""
+"""``pypto``: the command line: ``ops``, ``explain``, ``graph`` (``transpile`` comes with its
+issue)."""
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import click
+import numpy as np
 
 import pypto
 
@@ -16,6 +28,8 @@ def main():
     Examples:
       pypto ops              list every registered op with its kind
       pypto ops --kind map   only the elementwise ops
+      pypto explain model.py::softmax --arg x=f32[1024,4096]
+      pypto graph model.py::softmax --arg x=f32[64,64] -o softmax.svg
     """
 
 
@@ -55,6 +69,185 @@ def ops_markdown(chosen) -> str:
         aliases = ", ".join(f"`{a}`" for a in op.aliases)
         lines.append(f"| {op.kind} | `{op.name}` | {aliases} | {numpy_names} | {doc} |")
     return "\n".join(lines)
+
+
+# -- explain / graph -------------------------------------------------------------------------------
+_ARG_HELP = (
+    "An example argument NAME=SPEC (repeatable): an array as DTYPE[SHAPE] (f32[64,128], "
+    "float64[10], i64[], bool[3,3]; random values), or a Python literal (10, 0.5, True, None)."
+)
+_SHORT = {"f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16",
+          "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
+          "u64": "uint64", "b": "bool", "c64": "complex64", "c128": "complex128"}  # fmt: skip
+
+
+def _target(spec: str):
+    """FILE::NAME -> (the function or lazy chain named NAME in FILE, its display name)."""
+    path, sep, name = spec.partition("::")
+    if not sep or not name:
+        raise click.BadParameter("expected FILE::NAME, e.g. model.py::softmax", param_hint="TARGET")
+    file = Path(path)
+    if not file.is_file():
+        raise click.BadParameter(f"no such file: {path}", param_hint="TARGET")
+    module_name = "_pypto_cli_" + re.sub(r"\W", "_", file.stem)
+    loader = importlib.util.spec_from_file_location(module_name, file)
+    module = importlib.util.module_from_spec(loader)
+    sys.path.insert(0, str(file.resolve().parent))
+    try:
+        loader.loader.exec_module(module)
+    except Exception as e:
+        raise click.ClickException(f"importing {path} failed: {type(e).__name__}: {e}") from None
+    finally:
+        sys.path.pop(0)
+    if not hasattr(module, name):
+        found = sorted(
+            n
+            for n, v in vars(module).items()
+            if not n.startswith("_")
+            and (inspect.isfunction(v) or isinstance(v, (pypto.Tensor, pypto.CompiledFunction)))
+        )
+        raise click.BadParameter(
+            f"{path} has no {name!r}; functions and chains there: {', '.join(found) or 'none'}",
+            param_hint="TARGET",
+        )
+    return getattr(module, name), name
+
+
+def _example(text: str, rng):
+    m = re.fullmatch(r"\s*(\w+)\[([\d,\s]*)\]\s*", text)
+    if m:
+        dtype = np.dtype(_SHORT.get(m.group(1), m.group(1)))
+        shape = tuple(int(d) for d in m.group(2).split(",") if d.strip())
+        if dtype.kind == "f":
+            return rng.standard_normal(shape).astype(dtype)
+        if dtype.kind == "b":
+            return rng.random(shape) < 0.5
+        if dtype.kind == "c":
+            return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+        return rng.integers(0, 10, shape).astype(dtype)
+    import ast
+
+    return ast.literal_eval(text.strip())
+
+
+def _examples(specs) -> dict:
+    rng = np.random.default_rng(0)
+    out = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{spec!r}: expected NAME=SPEC", param_hint="--arg")
+        try:
+            out[name.strip()] = _example(text, rng)
+        except (TypeError, ValueError, SyntaxError):
+            raise click.BadParameter(
+                f"{spec!r}: not DTYPE[SHAPE] or a Python literal", param_hint="--arg"
+            ) from None
+    return out
+
+
+def _explanation(target: str, arg_specs):
+    obj, name = _target(target)
+    args = _examples(arg_specs)
+    if isinstance(obj, pypto.Tensor):
+        call = lambda: pypto.explain(obj, **args)  # noqa: E731
+    else:
+        fn = getattr(obj, "__wrapped__", obj)
+        params = inspect.signature(fn).parameters
+        missing = [
+            p for p in params if p not in args and params[p].default is inspect.Parameter.empty
+        ]
+        if missing:
+            raise click.UsageError(
+                f"{name} needs example arguments: "
+                + " ".join(f"--arg {p}=f32[64,64]" for p in missing)
+                + " (arrays as DTYPE[SHAPE], numbers as literals)"
+            )
+        unknown = sorted(set(args) - set(params))
+        if unknown:
+            raise click.UsageError(f"{name} has no parameter {', '.join(unknown)}")
+        call = lambda: pypto.explain(obj, **args)  # noqa: E731
+    try:
+        return call()
+    except pypto.PyptoError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@main.command()
+@click.argument("target", metavar="FILE::NAME")
+@click.option("--arg", "-a", "arg_specs", multiple=True, metavar="NAME=SPEC", help=_ARG_HELP)
+def explain(target, arg_specs):
+    """Show the Plan of a function (or lazy chain) in FILE: kernels, bytes, buffers, levels,
+    chunks and every fusion decision.
+
+    \b
+    Examples:
+      pypto explain examples/numpy_style/reductions.py::softmax --arg x=f32[8,512,512]
+      pypto explain model.py::block -a x=f64[64,64] -a steps=10
+    """
+    click.echo(str(_explanation(target, arg_specs)))
+
+
+@main.command()
+@click.argument("target", metavar="FILE::NAME")
+@click.option("--arg", "-a", "arg_specs", multiple=True, metavar="NAME=SPEC", help=_ARG_HELP)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="graph.dot (DOT text), or graph.svg / .png / .pdf (drawn by Graphviz's dot).",
+)
+@click.option("--block", default=0, show_default=True, help="Which block of the function.")
+def graph(target, arg_specs, output, block):
+    """Draw the op graph of a function (or lazy chain) with its kernels as clusters.
+
+    \b
+    Examples:
+      pypto graph model.py::softmax --arg x=f32[64,64] -o softmax.svg
+      pypto graph model.py::softmax --arg x=f32[64,64] -o softmax.dot
+    """
+    from pypto.emit.dot import plan_to_dot
+
+    explanation = _explanation(target, arg_specs)
+    plans = explanation.plans
+    if not 0 <= block < len(plans):
+        raise click.BadParameter(f"there are {len(plans)} block(s)", param_hint="--block")
+    where, plan = plans[block]
+    text = plan_to_dot(plan, f"{explanation.title} {where}".strip())
+    suffix = Path(output).suffix.lower().lstrip(".")
+    if suffix == "dot" or suffix == "gv":
+        data = text.encode()
+    elif suffix in ("svg", "png", "pdf"):
+        dot = shutil.which("dot")
+        if dot is None:
+            raise click.ClickException(
+                "Graphviz's `dot` program was not found on PATH: install Graphviz "
+                "(apt install graphviz, brew install graphviz), or write DOT text with "
+                f"-o {Path(output).with_suffix('.dot')}"
+            )
+        run = subprocess.run([dot, f"-T{suffix}"], input=text.encode(), capture_output=True)
+        if run.returncode != 0:
+            raise click.ClickException(f"dot failed: {run.stderr.decode(errors='replace')}")
+        data = run.stdout
+    else:
+        raise click.BadParameter("use .dot, .svg, .png or .pdf", param_hint="--output")
+    _write_atomically(Path(output), data)
+    if len(plans) > 1:
+        click.echo(f"block {block} of {len(plans)} ({where}); choose another with --block")
+    click.echo(f"wrote {output} ({len(plan.kernels)} kernel(s))")
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path``, then rename: never a partial file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 if __name__ == "__main__":

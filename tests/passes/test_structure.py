@@ -203,7 +203,7 @@ def test_transformer_block_is_an_attention_and_a_layer_norm_kernel(dtype):
         transformer_block, x, q, k, v, mask, gamma, beta, rtol_=rtol(dtype) * 10
     )
     assert [k.kind for k in plan.kernels] == ["attention", "rowwise"]
-    att, norm = plan.kernels
+    _, norm = plan.kernels
     assert "add" in norm.ops and norm.ops.count("mean") == 2  # the residual add joined the norm
     score = b * n * n * np.dtype(dtype).itemsize
     assert all(evaluate(buf.nbytes, env) < score for buf in plan.buffers)
@@ -356,7 +356,9 @@ def test_chunking_never_splits_reduced_axes_or_product_columns():
     plan, _ = check_function(total, rand(rng, (8, 8), np.float64))
     assert plan.kernels[0].chunking is None  # every axis is reduced
     plan, _ = check_function(
-        product_epilogue, rand(rng, (6, 5), np.float64), rand(rng, (5, 4), np.float64),
+        product_epilogue,
+        rand(rng, (6, 5), np.float64),
+        rand(rng, (5, 4), np.float64),
         rand(rng, 4, np.float64),
     )
     (k,) = plan.kernels
