@@ -93,6 +93,29 @@ def _impl(*operands, scale_op, masked):
     return np.matmul(e / np.sum(e, axis=-1, keepdims=True), v)
 
 
+def _unfused_bytes(eqn):
+    """Bytes the primitives this op stands for move, one NumPy call each: the score matrix is
+    written by the first product, read and written by the scale and the mask, read by max,
+    subtract (written), exp (read, written), sum and divide (written), and read by the second
+    product."""
+    from ..passes.fuse import nbytes
+    from ..shapes import size_of
+
+    q, k, v, scale, mask = _split(eqn.inputs, eqn.params["scale_op"], eqn.params["masked"])
+    out = eqn.out.type
+    rows = size_of(out.shape[:-1])
+    score = rows * k.type.shape[-2] * out.dtype.itemsize
+    row = rows * out.dtype.itemsize
+    total = nbytes(q.type) + nbytes(k.type) + score  # q @ k^T
+    if scale is not None:
+        total = total + 2 * score
+    if mask is not None:
+        total = total + 2 * score + nbytes(mask.type)
+    total = total + (score + row) + (2 * score + row) + 2 * score + (score + row)  # max sub exp sum
+    total = total + (2 * score + row)  # divide
+    return total + score + nbytes(v.type) + nbytes(out)  # @ v
+
+
 register(
     OpDef(
         "attention",
@@ -102,6 +125,6 @@ register(
         shape_rule=_shape,
         dtype_rule=_dtype,
         normalize=_normalize,
-        extra={"kernel": "attention"},
+        extra={"kernel": "attention", "unfused_bytes": lambda eqn: _unfused_bytes(eqn)},
     )
 )

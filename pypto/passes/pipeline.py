@@ -64,7 +64,7 @@ def plan_graph(graph: Graph, facts=None) -> GraphPlan:
         k.reasons = [str(d) for d in decisions if d.kernel == k.name]
     plan = GraphPlan(simple, graph, kernels, decisions=decisions)
     plan.same = fuser.same
-    plan.names = names
+    plan.names, plan.facts = names, tuple(facts)
     plan.simplified = notes
     plan.passes = [n for n, _ in GRAPH_PASSES] + ["fuse"] + [n for n, _ in PLAN_PASSES]
     for _, fn in PLAN_PASSES:

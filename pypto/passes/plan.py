@@ -136,6 +136,7 @@ class GraphPlan:
     decisions: list[Decision] = field(default_factory=list)
     memory: dict = field(default_factory=dict)  # buffer name -> the memory it lives in
     in_use: list = field(default_factory=list)  # bytes of memory in use at each level
+    facts: tuple = ()  # size facts that hold where the graph runs (it was planned with them)
     names: dict = field(default_factory=dict)  # id(value) -> its printed name
     same: object = None  # (shape, shape) -> known equal, by the graph's facts
     notes: list[str] = field(default_factory=list)  # what the plan passes did
