@@ -64,7 +64,7 @@ def choose(k: Kernel, budget: int, names: dict, same) -> Chunking | None:
             if v.type.rank and same(v.type.shape, k.domain)
         ) or max(v.type.dtype.itemsize for v in _values(k))
         inner = size_of(d for a, d in enumerate(k.domain) if a != axis)
-        block = smax(floordiv(budget, per_point * inner if inner else per_point), 1)
+        block = smax(floordiv(budget, per_point * smax(inner, 1)), 1)
         halos = _halos(k, tags).items()
         halo = tuple((names.get(id(v), "?"), lo, hi) for v, (lo, hi) in halos)
         return Chunking(axis, block, k.domain[axis], halo, budget, "; ".join(why))

@@ -88,6 +88,7 @@ class Fuser:
         self.names = names
         self.facts = facts
         self.prod = {id(e.out): e for e in graph.eqns}
+        self._paths: dict[int, list] = {}
         self.order = {id(e): i for i, e in enumerate(graph.eqns)}
         self.outputs = {id(a) for a in graph.outputs if isinstance(a, Var)}
         # nodes: compute equations, and index/scalar equations whose value is an output
@@ -117,10 +118,16 @@ class Fuser:
         """What an equation reads; a transparent root reads itself through its own chain."""
         return (eqn.out,) if _transparent(eqn) else eqn.inputs
 
-    def paths(self, atom, _memo=None):
+    def paths(self, atom):
         """(source, chain of transparent equations from the source to ``atom``) for each leaf."""
         if isinstance(atom, Literal):
             return []
+        found = self._paths.get(id(atom))
+        if found is None:
+            found = self._paths[id(atom)] = self._find_paths(atom)
+        return found
+
+    def _find_paths(self, atom):
         eqn = self.prod.get(id(atom))
         if eqn is None or not _transparent(eqn):
             return [(atom, ())]
@@ -134,7 +141,6 @@ class Fuser:
 
     def _reach(self):
         """Bit masks of descendants and ancestors among nodes (for the cycle check)."""
-        idx = {id(e): i for i, e in enumerate(self.nodes)}
         self.bit = {id(e): 1 << i for i, e in enumerate(self.nodes)}
         self.desc = {id(e): 0 for e in self.nodes}
         self.anc = {id(e): 0 for e in self.nodes}
@@ -144,7 +150,6 @@ class Fuser:
         for e in self.nodes:
             for c, _, _ in self.users[id(e)]:
                 self.anc[id(c)] |= self.bit[id(e)] | self.anc[id(e)]
-        del idx
 
     def name(self, eqn) -> str:
         return f"{eqn.op} {self.names.get(id(eqn.out), '?')}"
@@ -176,7 +181,7 @@ class Fuser:
             base, index = e.inputs[0], e.params["index"]
             g = Group(name, e, "elementwise", getitem_shape(None, base.type.shape, index))
         else:
-            g = Group(name, e, "elementwise" if fam != "index" else "copy", shape)
+            g = Group(name, e, "elementwise", shape)  # "copy" if nothing computes (see below)
         g.members.append(e)
         self.group_of[id(e)] = g
         g.mask = self.bit[id(e)]
@@ -263,7 +268,7 @@ class Fuser:
     def _fits(self, g: Group, p: Eqn, fam: str, inside) -> tuple[bool, str, str]:
         shape = p.out.type.shape
         if fam == "map":
-            if g.kind in ("elementwise", "copy", "contraction", "attention"):
+            if g.kind in ("elementwise", "contraction", "attention"):
                 broadcast = not all(self._unbroadcast(c, i, ch) for c, i, ch in inside)
                 if broadcast:
                     stat = self._row_stat(g, p) if g.kind == "elementwise" else None
