@@ -155,8 +155,8 @@ def _operand_tags(e, tag):
         return BAD if ax == e.params["axis"] else [(ax, off)]
     if e.op == "transpose":
         return [(e.params["perm"][ax], off)]
-    if e.op == "flip":
-        return [(ax, off)]
+    if e.op == "flip":  # along the chunk axis a block would read the mirrored block
+        return BAD if ax in e.params["axis"] else [(ax, off)]
     if e.op in ("getitem", "store"):
         return _index_tags(e, ax, off)
     if e.op == "expand_dims":
@@ -176,7 +176,13 @@ def _operand_tags(e, tag):
             return [(ax, off)]
         return BAD
     if e.op == "concatenate":
-        return [(ax, off) for _ in e.inputs]  # along its axis: each piece gets a sub-range
+        if ax != e.params["axis"]:
+            return [(ax, off) for _ in e.inputs]
+        tags, start = [], 0  # along its axis: piece k holds the positions from its start on
+        for a in e.inputs:
+            tags.append((ax, _shift(off, -start)))
+            start = start + a.type.shape[ax]
+        return tags
     if fam in ("contraction", "attention") and e.op != "dot":
         return _product_tags(e, ax, off)
     return BAD
