@@ -127,12 +127,19 @@ class ShapeContext:
         return outcome
 
     def _offset_from_equality(self, e: Dim) -> int | None:
-        for f, rel in self.facts:
-            if rel == "==":
-                for sign in (1, -1):
-                    d = add(e, mul(f, -sign))
-                    if isinstance(d, int):
-                        return d
+        """e - (a known f == 0, or a sum of two) as a constant: ``x.0 - z.0`` from the facts
+        ``x.0 == y.0`` and ``y.0 == z.0``."""
+        equal = [f for f, rel in self.facts if rel == "=="]
+        for f in equal:
+            for sign in (1, -1):
+                d = add(e, mul(f, -sign))
+                if isinstance(d, int):
+                    return d
+                for g in equal:
+                    for sign2 in (1, -1):
+                        d2 = add(d, mul(g, -sign2))
+                        if isinstance(d2, int):
+                            return d2
         return None
 
     def _implied(self, e: Dim) -> bool:

@@ -67,7 +67,7 @@ def verify(graph: Graph, facts=None, named: bool = True) -> Graph:
             _fail(graph, f"`{eqn.op}` rules reject their inputs: {e.message}", i)
         if norm != attrs:
             _fail(graph, f"`{eqn.op}` attributes not normalized: {attrs} -> {norm}", i)
-        if derived != eqn.out.type:
+        if not same_type(ctx, derived, eqn.out.type):
             _fail(graph, f"`{eqn.op}` recorded {eqn.out.type}, rules derive {derived}", i)
         define(eqn.out, i)
 
@@ -78,6 +78,19 @@ def verify(graph: Graph, facts=None, named: bool = True) -> Graph:
         shown = ", ".join(str(g) for g in ctx.guards)
         _fail(graph, f"rules relied on size facts not recorded as guards: {shown}")
     return graph
+
+
+def same_type(ctx: ShapeContext, a: TensorType, b: TensorType) -> bool:
+    """Equal types; sizes may be spelled differently where the facts prove them equal
+    (``x.0`` and ``y.0`` under the guard ``x.0 == y.0``)."""
+    if a == b:
+        return True
+    return (
+        a.dtype == b.dtype
+        and a.weak == b.weak
+        and a.rank == b.rank
+        and all(x == y or ctx.known(x, "==", y) is True for x, y in zip(a.shape, b.shape))
+    )
 
 
 def _check_literal(graph: Graph, lit: Literal, index: int):

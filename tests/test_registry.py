@@ -27,6 +27,7 @@ OP_TEST_MODULES = [
     "ops.test_composites",
     "ops.test_creation",
     "ops.test_stores",
+    "ops.test_attention_op",
 ]
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..api import apply
 from ..errors import ShapeError
 from ..registry import REGISTRY, OpDef, register
-from ..shapes import broadcast_shapes
+from ..shapes import fits
 
 
 def attention(q, k, v, mask=None, scale=None):
@@ -60,7 +60,10 @@ def _shape(ctx, *shapes, scale_op, masked):
     matmul = REGISTRY["matmul"].shape_rule
     q, k, v, _, mask = _split(shapes, scale_op, masked)
     scores = matmul(ctx, q, _swap(k))
-    if mask is not None and broadcast_shapes(ctx, scores, mask) != tuple(scores):
+    if mask is not None and (
+        len(mask) > len(scores)
+        or not all(fits(ctx, m, d) for m, d in zip(reversed(mask), reversed(scores)))
+    ):
         raise ShapeError(
             f"attention: the mask {ctx.show(mask)} must broadcast to the score shape "
             f"{ctx.show(scores)}"

@@ -21,6 +21,7 @@ from ..ir import Eqn, Graph, Literal, Var, freeze_attrs
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, input_facts
 from ..types import TensorType
+from ..verify import same_type
 from .graphs import consumers, producers, rebuild
 
 
@@ -196,7 +197,7 @@ def _build(steps, root: Eqn, ctx) -> list[Eqn] | None:
         except PyptoError:
             return None
         last = i == len(steps) - 1
-        if last and t != root.out.type:
+        if last and not same_type(ctx, t, root.out.type):
             return None
         out = root.out if last else Var(TensorType(t.dtype, t.shape, t.weak))
         built.append(Eqn(name, inputs, freeze_attrs(norm), out, root.site))
