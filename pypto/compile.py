@@ -20,13 +20,13 @@ import numpy as np
 
 from .bindings import dtype_of, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
-from .emit.reference import run_plan
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
 from .function import Function, guards_hold, run_function, verify_function
 from .parse.frontend import ArgSpec, trace_function
 from .parse.source import function_source
 from .passes.host import prune_host_outputs
 from .passes.pipeline import plan_function
+from .runtime import run_graph
 from .types import TensorType
 
 
@@ -73,7 +73,7 @@ class CompiledFunction:
             plans = plan_function(fn_ir)
 
             def runner(block, values, env):
-                return run_plan(plans[id(block)], values, env)
+                return run_graph(plans[id(block)], values, env)
 
             self._runners[id(fn_ir)] = runner
         return runner

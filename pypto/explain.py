@@ -72,6 +72,8 @@ def describe_plan(plan: GraphPlan, env: dict) -> list[str]:
         for s in k.stores:
             how = "in place" if s.inplace else "into a copy"
             why = k.hazards.get(id(s.out), "")
+            if why and s.inplace:
+                why = "its value reads the array elsewhere, and is computed whole before the write"
             lines.append(
                 f"     slice assignment into {names.get(id(s.base), '?')} {how}"
                 + (f" ({why})" if why else "")

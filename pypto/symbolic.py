@@ -322,6 +322,43 @@ def format_dim(d: Dim) -> str:
     return str(d)
 
 
+def format_code(d: Dim, name_of) -> str:
+    """``d`` as a Python expression; ``name_of(symbol)`` gives each symbol's variable name."""
+    if isinstance(d, int):
+        return str(d)
+    parts = []
+    for mono, c in d.terms:
+        factors = [_atom_code(a, name_of) for a in mono]
+        if not factors:
+            parts.append((c, str(abs(c))))
+        elif abs(c) == 1:
+            parts.append((c, " * ".join(factors)))
+        else:
+            parts.append((c, " * ".join([str(abs(c)), *factors])))
+    text = ""
+    for i, (c, t) in enumerate(parts):
+        if i == 0:
+            text = t if c > 0 else f"-{t}"
+        else:
+            text += f" + {t}" if c > 0 else f" - {t}"
+    return text if len(parts) == 1 and parts[0][0] > 0 else f"({text})"
+
+
+def _paren(text: str) -> str:
+    return f"({text})" if " " in text and not text.startswith("(") else text
+
+
+def _atom_code(a: Atom, name_of) -> str:
+    if a.kind == _SYM:
+        return name_of(a.name)
+    x, y = (_paren(format_code(v, name_of)) for v in a.args)
+    if a.kind == _FLOORDIV:
+        return f"({x} // {y})"
+    if a.kind == _MOD:
+        return f"({x} % {y})"
+    return f"{'max' if a.kind == _MAX else 'min'}({x}, {y})"
+
+
 def is_dim(x) -> bool:
     return isinstance(x, Expr) or (isinstance(x, int) and not isinstance(x, bool))
 

@@ -19,11 +19,11 @@ from . import api
 from .bindings import dtype_of, refuse_foreign
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, weak_dtype
-from .emit.reference import run_plan
 from .errors import BindingError, PyptoError, api_boundary
 from .ir import Graph
 from .passes.pipeline import plan_graph
 from .registry import REGISTRY
+from .runtime import run_graph
 from .shapes import ShapeContext, input_facts
 from .symbolic import Sym
 from .types import TensorType
@@ -219,4 +219,4 @@ def _run(tensors: list, bindings: dict) -> list:
             raise BindingError(f"run() computes lazy tensors, not {t!r}", code="PPT406")
         roots.append(t._node)
     graph, values, env = compile_chain(roots, bindings)
-    return run_plan(plan_graph(graph), values, env)
+    return run_graph(plan_graph(graph), values, env)

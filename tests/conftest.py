@@ -28,6 +28,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# every chain and compiled function in the tests runs through the Plan with its memory checked:
-# temporaries live in the memory the plan assigns, freed memory is overwritten (emit/reference.py)
+# Every chain and compiled function in the tests runs the NumPy code generated from its Plan,
+# with a small cache budget so that kernels run in many blocks, the last one partial
+# (PYPTO_BACKEND=reference runs the plans kernel by kernel instead, their memory checked:
+# temporaries live in the memory the plan assigns and freed memory is overwritten).
+os.environ.setdefault("PYPTO_CHUNK_BUDGET", "256")
 os.environ.setdefault("PYPTO_CHECK_PLAN", "1")

@@ -44,11 +44,21 @@ def run_plan(plan: GraphPlan, values: list, env: dict, check: bool | None = None
             outs = execute(k.body, [vals[id(v)] for v in k.inputs], env)
             for v, x in zip(k.outputs, outs):
                 b = buffers.get(id(v))
-                if b is not None and b.role == "temp" and isinstance(x, np.ndarray):
+                if check and b is not None and b.donor is not None:  # in place, as planned
+                    target = vals[id(b.donor)]
+                    np.copyto(target, x)
+                    vals[id(v)] = target
+                elif b is not None and b.role == "temp" and isinstance(x, np.ndarray):
                     vals[id(v)] = _place(memory, plan.memory[b.name], evaluate(b.nbytes, env), x)
+                elif check and isinstance(x, np.ndarray) and _in(memory, x):
+                    vals[id(v)] = x.copy()  # an output is its own memory, not a view of a temp
                 else:
                     vals[id(v)] = x
     return [a.value if isinstance(a, Literal) else vals[id(a)] for a in graph.outputs]
+
+
+def _in(memory, x) -> bool:
+    return any(np.shares_memory(x, m) for m in memory.values())
 
 
 def _readers(plan, b):

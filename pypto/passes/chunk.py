@@ -16,6 +16,8 @@ for inputs read at shifted positions along the axis (stencils), the smallest and
 
 from __future__ import annotations
 
+import os
+
 from ..ir import Var
 from ..ops.indexing import SliceSpec
 from ..registry import REGISTRY
@@ -29,7 +31,9 @@ CACHE_BUDGET = 1 << 20  # bytes of one chunk's working set: about a core's share
 BAD = "bad"
 
 
-def chunk(plan: GraphPlan, notes: list[str], budget: int = CACHE_BUDGET) -> GraphPlan:
+def chunk(plan: GraphPlan, notes: list[str], budget: int | None = None) -> GraphPlan:
+    if budget is None:  # PYPTO_CHUNK_BUDGET: the tests make it small so that blocks are many
+        budget = int(os.environ.get("PYPTO_CHUNK_BUDGET", CACHE_BUDGET))
     chunked = 0
     for k in plan.kernels:
         k.chunking = choose(k, budget, plan.names, plan.same)
@@ -118,7 +122,7 @@ def follow(k: Kernel, axis: int, same):
             for a in e.inputs:
                 put(a, None)
             continue
-        moved = _operand_tags(e, t)
+        moved = _operand_tags(e, t, same)
         if moved is BAD:
             return None
         for a, tag in zip(e.inputs, moved):
@@ -131,7 +135,7 @@ def _shift(offsets, start):
     return frozenset(o + start for o in offsets)
 
 
-def _operand_tags(e, tag):
+def _operand_tags(e, tag, same):
     ax, off = tag
     out = e.out.type
     fam = family(e)
@@ -140,7 +144,7 @@ def _operand_tags(e, tag):
         for a in e.inputs:
             shift = out.rank - a.type.rank
             i = ax - shift
-            if i < 0 or (a.type.shape[i] == 1 and out.shape[ax] != 1):
+            if i < 0 or (same((a.type.shape[i],), (1,)) and not same((out.shape[ax],), (1,))):
                 res.append(None)
             else:
                 res.append((i, off))

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Var
-from ..ops.indexing import getitem_shape
-from ..symbolic import evaluate
+from ..ops.indexing import SliceSpec, getitem_shape
+from ..symbolic import evaluate, smax, smin
 from ..types import TensorType
 from .fuse import nbytes
 from .plan import Buffer, GraphPlan, StoreOut
@@ -60,12 +60,21 @@ def plan_memory(plan: GraphPlan, notes: list[str]) -> GraphPlan:
                 s = stores.get(id(v))
                 base = buffer_of.get(id(s.base)) if s is not None else None
                 slot = None
-                if (
-                    base is not None
-                    and base.role == "temp"
-                    and id(v) not in k.hazards
-                    and readers.get(id(s.base)) == [i]
-                ):
+                # a value that reads the array elsewhere than it writes may still be written in
+                # place when the kernel computes it whole (no blocks) and writes nothing else
+                safe = id(v) not in k.hazards or (k.chunking is None and len(k.outputs) == 1)
+                others = [r for r in readers.get(id(s.base), []) if r != i] if s else []
+                done = all(kernels[r].level < lv for r in others)  # read in earlier levels only
+                alone = s is not None and safe and done
+                if alone and base is None and id(s.base) in plan.donated:
+                    b.donor = s.base  # written in place into the input array
+                    k.stores = tuple(
+                        StoreOut(x.out, x.base, x.index, True) if x is s else x for x in k.stores
+                    )
+                    buffer_of[id(v)] = b
+                    memory_of[b.name] = Memory(b.name, 0, b)  # the caller's memory, not ours
+                    continue
+                if alone and base is not None and base.role == "temp":
                     slot = memory_of[base.name]
                     k.stores = tuple(
                         StoreOut(x.out, x.base, x.index, True) if x is s else x for x in k.stores
@@ -108,7 +117,7 @@ def kernel_bytes(k) -> tuple:
         if v.type.rank == 0:  # a scalar is a launch parameter, not memory traffic
             continue
         if id(v) not in bases or id(v) in other_reads:
-            read = read + nbytes(v.type)
+            read = read + read_bytes(k, v)
     written = 0
     for v in k.outputs:
         s = inplace.get(id(v))
@@ -117,6 +126,47 @@ def kernel_bytes(k) -> tuple:
             t = TensorType(t.dtype, getitem_shape(None, t.shape, s.index))
         written = written + nbytes(t)
     return read, written
+
+
+def read_bytes(k, v):
+    """Bytes of ``v`` the kernel reads: all of it, or where it reads only slices, the smaller of
+    the box around them and their total."""
+    users = [e for e in k.body.eqns if any(a is v for a in e.inputs)]
+    if not users or any(e.op != "getitem" for e in users):
+        return nbytes(v.type)
+    box, total = None, 0
+    for e in users:
+        spans = _spans(e.params["index"], v.type.shape)
+        total = total + _volume(spans)
+        if box is None:
+            box = spans
+        else:
+            box = [(smin(a0, b0), smax(a1, b1)) for (a0, a1), (b0, b1) in zip(box, spans)]
+    return smin(_volume(box), total) * v.type.dtype.itemsize
+
+
+def _volume(spans):
+    size = 1
+    for lo, hi in spans:
+        size = size * smax(hi - lo, 0)
+    return size
+
+
+def _spans(index, shape):
+    """[lo, hi) read along each axis of the indexed array."""
+    spans, axis = [], 0
+    for item in index:
+        if item is None or item is Ellipsis:
+            continue
+        if isinstance(item, SliceSpec):
+            last = item.start + item.step * (item.length - 1)
+            lo, hi = (item.start, last + 1) if item.step > 0 else (last, item.start + 1)
+            spans.append((lo, smax(hi, lo)))
+        else:
+            spans.append((item, item + 1))
+        axis += 1
+    spans += [(0, d) for d in shape[axis:]]
+    return spans
 
 
 def peak_bytes(plan: GraphPlan, env: dict) -> int:

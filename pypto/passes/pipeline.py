@@ -11,7 +11,7 @@ import weakref
 from dataclasses import replace
 
 from ..function import Block, Branch, Fail, Function, Loop
-from ..ir import Graph
+from ..ir import Graph, Var
 from ..printer import value_names
 from ..shapes import input_facts
 from ..verify import verify
@@ -32,8 +32,8 @@ GRAPH_PASSES = [
 ]
 PLAN_PASSES = [
     ("schedule", schedule),
-    ("plan memory", plan_memory),
     ("chunk", chunk),
+    ("plan memory", plan_memory),
 ]
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -46,8 +46,9 @@ def simplify(graph: Graph, notes: list[str], facts) -> Graph:
     return graph
 
 
-def plan_graph(graph: Graph, facts=None) -> GraphPlan:
-    """The Plan of a graph (``facts``: what holds where it runs, for a function's blocks)."""
+def plan_graph(graph: Graph, facts=None, donated: frozenset = frozenset()) -> GraphPlan:
+    """The Plan of a graph (``facts``: what holds where it runs, for a function's blocks;
+    ``donated``: ids of inputs whose arrays the graph may write in place)."""
     cached = _CACHE.get(graph)
     if cached is not None:
         return cached
@@ -64,7 +65,7 @@ def plan_graph(graph: Graph, facts=None) -> GraphPlan:
         k.reasons = [str(d) for d in decisions if d.kernel == k.name]
     plan = GraphPlan(simple, graph, kernels, decisions=decisions)
     plan.same = fuser.same
-    plan.names, plan.facts = names, tuple(facts)
+    plan.names, plan.facts, plan.donated = names, tuple(facts), frozenset(donated)
     plan.simplified = notes
     plan.passes = [n for n, _ in GRAPH_PASSES] + ["fuse"] + [n for n, _ in PLAN_PASSES]
     for _, fn in PLAN_PASSES:
@@ -77,18 +78,52 @@ def plan_function(fn: Function) -> dict[int, GraphPlan]:
     """id(block) -> its Plan, for every block of a function (with the facts that hold there)."""
     array_types = [p.type for p in fn.params if p.kind == "array"]
     plans: dict[int, GraphPlan] = {}
-    _plan_steps(fn.body, [*input_facts(array_types), *fn.guards], plans)
+    blocks: list[Block] = []
+    _collect(fn.body, blocks)
+    # An input array a block reassigns (``A[1:] = ...`` reads A and writes A) may be written in
+    # place: nothing can see its old value afterwards, unless some block hands one host
+    # variable's array to another unchanged (then two names would share it).
+    shared = any(
+        isinstance(a, Var) and a in b.graph.inputs and b.inputs[b.graph.inputs.index(a)] is not h
+        for b in blocks
+        for a, h in zip(b.graph.outputs, b.outputs)
+    )
+    _plan_steps(fn.body, [*input_facts(array_types), *fn.guards], plans, not shared)
     return plans
 
 
-def _plan_steps(steps, facts, plans):
+def _collect(steps, out):
     for step in steps:
         if isinstance(step, Block):
-            plans[id(step)] = plan_graph(step.graph, facts)
+            out.append(step)
+        elif isinstance(step, Loop):
+            _collect(step.body, out)
+        elif isinstance(step, Branch):
+            _collect(step.then, out)
+            _collect(step.orelse, out)
+
+
+def _donated(block: Block) -> frozenset:
+    g = block.graph
+    outputs = {id(a) for a in g.outputs}
+    return frozenset(
+        id(v)
+        for v, h in zip(g.inputs, block.inputs)
+        if v.type.rank >= 1 and id(v) not in outputs and any(o is h for o in block.outputs)
+    )
+
+
+def _plan_steps(steps, facts, plans, donate=False):
+    for step in steps:
+        if isinstance(step, Block):
+            donated = _donated(step) if donate else frozenset()
+            plans[id(step)] = plan_graph(step.graph, facts, donated)
         elif isinstance(step, Fail):
             continue
         elif isinstance(step, Loop):
-            _plan_steps(step.body, [*facts, *step.facts(), *step.guards], plans)
+            _plan_steps(step.body, [*facts, *step.facts(), *step.guards], plans, donate)
         elif isinstance(step, Branch):
-            _plan_steps(step.then, [*facts, *step.facts("then"), *step.then_guards], plans)
-            _plan_steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards], plans)
+            _plan_steps(step.then, [*facts, *step.facts("then"), *step.then_guards], plans, donate)
+            _plan_steps(
+                step.orelse, [*facts, *step.facts("else"), *step.else_guards], plans, donate
+            )

@@ -110,6 +110,7 @@ class Buffer:
     first: int  # index of the kernel that writes it
     last: int  # index of the last kernel that reads it (== first if none)
     reuses: str | None = None  # the buffer whose memory it takes over
+    donor: Var | None = None  # an input array written in place (a slice assignment into it)
     role: str = "temp"  # "temp" (freed after its last reader) or "output" (returned)
 
 
@@ -137,6 +138,7 @@ class GraphPlan:
     memory: dict = field(default_factory=dict)  # buffer name -> the memory it lives in
     in_use: list = field(default_factory=list)  # bytes of memory in use at each level
     facts: tuple = ()  # size facts that hold where the graph runs (it was planned with them)
+    donated: frozenset = frozenset()  # ids of inputs whose arrays may be written in place
     names: dict = field(default_factory=dict)  # id(value) -> its printed name
     same: object = None  # (shape, shape) -> known equal, by the graph's facts
     notes: list[str] = field(default_factory=list)  # what the plan passes did

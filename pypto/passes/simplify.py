@@ -152,8 +152,9 @@ def cse(graph: Graph, notes: list[str]) -> Graph:
     eqns, merged = [], 0
     for eqn in graph.eqns:
         eqn = _with_inputs(eqn, tuple(_subst(a, sub) for a in eqn.inputs))
-        if REGISTRY[eqn.op].builtin:
-            key = (eqn.op, tuple(_key(a) for a in eqn.inputs), eqn.attrs)
+        fresh = eqn.out.type.rank and all(a.type.rank == 0 for a in eqn.inputs)
+        if REGISTRY[eqn.op].builtin and not fresh:  # two np.zeros(n) stay two arrays (each
+            key = (eqn.op, tuple(_key(a) for a in eqn.inputs), eqn.attrs)  # may be written)
             prior = seen.get(key)
             both_out = id(eqn.out) in outputs and prior is not None and id(prior) in outputs
             if prior is not None and prior.type == eqn.out.type and not both_out:

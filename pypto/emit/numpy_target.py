@@ -1,0 +1,668 @@
+"""The NumPy target: a Plan rendered as Python source that calls NumPy.
+
+Each graph becomes one Python function. It binds the size symbols from its inputs' shapes,
+gets each kernel's output buffers (new memory, or memory a dead buffer leaves, as the Plan
+says), and runs the kernels in order. A kernel is a nested function ``part(_s, _e)`` that
+computes the kernel's outputs for the block ``_s:_e`` of its chunk axis; ``_chunks`` calls it
+once when the axis fits the block size, else block by block on a thread pool (NumPy releases
+the GIL). Inside ``part`` every value is computed only over the region the block needs: the
+region of each output is walked back through the body (index maps shift, transpose, insert or
+drop axes; reductions read whole rows; stencil slices read their halo), so intermediates are
+block-sized and stay in cache. Matrix products, attention and user operators run whole before
+the blocks (BLAS has its own threads); their epilogues run block by block.
+
+``render_graph(plan, name)`` returns the function's source; ``compile_graph(plan)`` a callable
+``(values, env) -> outputs`` (the source run once with ``exec``).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+
+import numpy as np
+
+from ..errors import InternalError
+from ..ir import Literal, Var
+from ..ops.indexing import SliceSpec
+from ..passes.chunk import follow
+from ..passes.fuse import family
+from ..passes.plan import GraphPlan, Kernel
+from ..registry import REGISTRY
+from ..symbolic import Expr, Sym, SymFloat, as_symbol, format_code, free_symbols, smax, smin
+
+PRELUDE = '''\
+import contextvars
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+_POOL = []
+
+
+def _chunks(part, n, block):
+    """part(s, e) over 0..n in blocks, on a thread pool when there is more than one."""
+    if n <= block:
+        part(0, n)
+        return
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max(1, os.cpu_count() or 1)))
+    # each block runs in a copy of the caller's context: np.errstate applies in the workers
+    run = [contextvars.copy_context().run for _ in range(0, n, block)]
+    futures = [
+        _POOL[0].submit(r, part, s, min(s + block, n)) for r, s in zip(run, range(0, n, block))
+    ]
+    for f in futures:
+        f.result()
+
+
+def _reuse(array, dtype, shape):
+    """A buffer of ``shape`` in the memory of a dead one."""
+    raw = array.reshape(-1).view(np.uint8)
+    count = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return raw[:count].view(dtype).reshape(shape)
+
+
+def _py(x):
+    return x.item() if hasattr(x, "item") else x
+
+
+def _slc(start, stop, step):
+    return slice(start, stop if stop >= 0 else None, step)
+
+
+def _attention(q, k, v, scale, mask, scale_op, out, rows=64):
+    """softmax(scale(q @ k^T) + mask) @ v over blocks of query rows: the score matrix of one
+    block at a time, never the whole."""
+    lq = q.shape[-2]
+    batch = out.shape[:-2]
+    if k.shape[-2] == 0:  # as NumPy: the maximum of an empty row of scores
+        raise ValueError("zero-size array to reduction operation maximum which has no identity")
+    kt = np.swapaxes(k, -1, -2)
+
+    def part(index, s, e):
+        def pick(a, keep):
+            lead = len(a.shape) - keep
+            return a[tuple(0 if a.shape[i] == 1 else index[len(batch) - lead + i]
+                           for i in range(lead))] if lead > 0 else a
+        sc = np.matmul(pick(q, 2)[s:e], pick(kt, 2))
+        if scale_op == "multiply":
+            sc = sc * scale
+        elif scale_op == "divide":
+            sc = sc / scale
+        if mask is not None:
+            m = pick(mask, min(mask.ndim, 2))
+            sc = sc + (m[s:e] if m.ndim == 2 and m.shape[0] != 1 else m)
+        sc = np.exp(sc - np.max(sc, axis=-1, keepdims=True))
+        sc = sc / np.sum(sc, axis=-1, keepdims=True)
+        out[index][s:e] = np.matmul(sc, pick(v, 2))
+
+    jobs = [(i, s, min(s + rows, lq)) for i in np.ndindex(*batch) for s in range(0, lq, rows)]
+    if len(jobs) == 1:
+        part(*jobs[0])
+        return out
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max(1, os.cpu_count() or 1)))
+    for f in [_POOL[0].submit(contextvars.copy_context().run, part, *j) for j in jobs]:
+        f.result()
+    return out
+'''
+
+_S, _E = Sym("_s"), Sym("_e")
+
+
+def _ident(name: str) -> str:
+    return name.replace(".", "_")
+
+
+class Lines:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.indent = 1
+
+    def add(self, text: str):
+        self.lines.append("    " * self.indent + text)
+
+
+class GraphEmitter:
+    """Renders one GraphPlan as the source of a function ``name(*inputs, **symbols)``."""
+
+    def __init__(self, plan: GraphPlan, name: str):
+        self.plan = plan
+        self.name = name
+        self.graph = plan.graph
+        self.names = {k: "v_" + _ident(v) for k, v in plan.names.items()}
+        for v in self.graph.inputs:
+            self.names[id(v)] = _ident(v.name)
+        self.prod = {id(e.out): e for e in self.graph.eqns}
+        self.out = Lines()
+        self.counter = 0
+        self.user_ops: dict[str, object] = {}
+        self.consts: dict[str, np.ndarray] = {}
+
+    # -- symbols -----------------------------------------------------------------------------
+    def sym(self, name: str) -> str:
+        return _ident(name)
+
+    def dim(self, d) -> str:
+        return format_code(d, self.sym)
+
+    # -- the function ------------------------------------------------------------------------
+    def render(self) -> str:
+        g = self.graph
+        bound = self._bind_symbols()
+        free = sorted(self._free_symbols() - bound)
+        params = ", ".join(self.names[id(v)] for v in g.inputs)
+        extra = ", ".join(f"{_ident(s)}" for s in free)
+        sig = ", ".join(x for x in (params, "*, " + extra if extra else "") if x)
+        head = [f"def {self.name}({sig}):"]
+        self.free = free
+        for i, (v, array) in enumerate(g.consts):
+            key = f"_c{i}"
+            self.consts[key] = array
+            self.out.add(f"{self.names[id(v)]} = _consts[{key!r}]")
+        buffers = {id(b.value): b for b in self.plan.buffers}
+        by_name = {b.name: b for b in self.plan.buffers}
+        for k in self.plan.kernels:
+            self.out.add(f"# {k.name}: {k.kind} ({' '.join(k.ops) or 'copy'})")
+            for v in k.outputs:
+                b = buffers[id(v)]
+                shape = self._shape(v.type.shape)
+                dt = f"np.{v.type.dtype.name}" if v.type.dtype.name != "bool" else "np.bool_"
+                if b.donor is not None:  # a slice assignment into an input array, in place
+                    self.out.add(f"{self.names[id(v)]} = {self.names[id(b.donor)]}")
+                elif b.reuses:
+                    prior = self.names[id(by_name[b.reuses].value)]
+                    if any(s.out is v and s.inplace for s in k.stores):
+                        self.out.add(f"{self.names[id(v)]} = {prior}")
+                    else:
+                        self.out.add(f"{self.names[id(v)]} = _reuse({prior}, {dt}, {shape})")
+                else:
+                    self.out.add(f"{self.names[id(v)]} = np.empty({shape}, {dt})")
+            self._kernel(k)
+        results = []
+        for a in g.outputs:
+            if isinstance(a, Literal):
+                results.append(self._literal(a))
+            elif a.type.weak:
+                results.append(f"_py({self.names[id(a)]})")
+            elif a.type.rank == 0 and id(a) in buffers:
+                results.append(f"{self.names[id(a)]}[()]")
+            else:
+                results.append(self.names[id(a)])
+        self.out.add(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        return "\n".join(head + self.prelude_lines + self.out.lines) + "\n"
+
+    def _bind_symbols(self) -> set[str]:
+        lines, bound = [], set()
+        for v in self.graph.inputs:
+            for axis, d in enumerate(v.type.shape):
+                if isinstance(d, Expr):
+                    s = as_symbol(d)
+                    if s is not None and s not in bound:
+                        bound.add(s)
+                        lines.append(f"    {_ident(s)} = {self.names[id(v)]}.shape[{axis}]")
+        self.prelude_lines = lines
+        return bound
+
+    def _free_symbols(self) -> set[str]:
+        from ..printer import _symbols
+
+        found: set[str] = set()
+        for v in self.graph.inputs:
+            _symbols(v.type.shape, found)
+
+        def floats(value):
+            if isinstance(value, SymFloat):
+                for term, _ in value.terms:
+                    found.update(free_symbols(term))
+            elif isinstance(value, tuple):
+                for v in value:
+                    floats(v)
+
+        for e in self.graph.eqns:
+            _symbols(e.out.type.shape, found)
+            _symbols(e.attrs, found)
+            floats(e.attrs)
+            for a in e.inputs:
+                if isinstance(a, Literal):
+                    _symbols(a.value, found)
+                    floats(a.value)
+        for k in self.plan.kernels:
+            if k.chunking is not None:
+                _symbols((k.chunking.block, k.chunking.extent), found)
+        return found
+
+    def _shape(self, shape) -> str:
+        items = [self.dim(d) for d in shape]
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+    # -- kernels -----------------------------------------------------------------------------
+    def _kernel(self, k: Kernel):
+        c = k.chunking
+        if c is not None:
+            tags = follow(k, c.axis, self.plan.same)
+            if tags is None:  # the plan said it could; never guess
+                raise InternalError(f"kernel {k.name}: chunk axis {c.axis} cannot be followed")
+            region = tuple((_S, _E) if a == c.axis else (0, d) for a, d in enumerate(k.domain))
+        else:
+            tags = {}
+            region = tuple((0, d) for d in k.domain)
+        self.kernel, self.tags = k, tags
+        self.inputs = {id(v) for v in k.inputs}
+        pre = self.pre = _Ctx(self.out, {})
+        # values computed whole before the blocks: products, attention, user operators
+        heavy = [e for e in k.body.eqns if family(e) in ("contraction", "attention", "custom")]
+        self.whole: dict[int, str] = {}
+        for e in heavy:
+            local = f"{self.names[id(e.out)]}_whole"
+            self.out.add(f"{local} = {self._eqn(e, self._full(e.out), pre)}")
+            self.whole[id(e.out)] = local
+        for s in k.stores:
+            if not s.inplace:
+                base = self._value(s.base, self._full(s.base), pre)
+                self.out.add(f"np.copyto({self.names[id(s.out)]}, {base})")
+        part = Lines()
+        part.indent = self.out.indent + 1
+        ctx = _Ctx(part, {})
+        stores = {id(s.out): s for s in k.stores}
+        writes = []  # every value is computed before anything is written (in-place stores)
+        for v in k.outputs:
+            if id(v) in stores:
+                writes.append(self._store(stores[id(v)], region, ctx))
+            else:
+                r = self._output_region(v, region, c)
+                code = self._value(v, r, ctx)
+                index = self._index(r, v.type.shape) or "..."
+                writes.append(f"{self.names[id(v)]}[{index}] = {code}")
+        for w in writes:
+            part.add(w)
+        if c is None:
+            self.out.add("def part():")
+            self.out.lines += part.lines or ["    " * part.indent + "pass"]
+            self.out.add("part()")
+        else:
+            self.out.add("def part(_s, _e):")
+            self.out.lines += part.lines or ["    " * part.indent + "pass"]
+            self.out.add(f"_chunks(part, {self.dim(c.extent)}, {self.dim(c.block)})")
+
+    def _output_region(self, v, region, c):
+        if c is None:
+            return self._full(v)
+        tag = self.tags.get(id(v))
+        if tag is None:
+            return self._full(v)
+        return tuple((_S, _E) if a == tag[0] else (0, d) for a, d in enumerate(v.type.shape))
+
+    def _store(self, s, region, ctx):
+        """``out[index] = value`` for the block: the index composed with the block's region."""
+        e = self.prod[id(s.out)]
+        value = e.inputs[1]
+        vr = self._broadcast_region(value, region, self.kernel.domain)
+        code = self._value(value, vr, ctx) if isinstance(value, Var) else self._literal(value)
+        items, axis = [], 0
+        for item in s.index:
+            if item is Ellipsis:
+                items.append("...")
+            elif item is None:
+                items.append("None")
+                axis += 1
+            elif isinstance(item, SliceSpec):
+                lo, hi = region[axis]
+                start = item.start + item.step * lo
+                stop = item.start + item.step * hi
+                if item.step > 0:
+                    items.append(f"{self.dim(start)}:{self.dim(stop)}:{item.step}")
+                else:
+                    items.append(f"_slc({self.dim(start)}, {self.dim(stop)}, {item.step})")
+                axis += 1
+            else:
+                items.append(self.dim(item))
+        index = ", ".join(items) if items else "()"  # x[()] = v, as the user wrote it
+        return f"{self.names[id(s.out)]}[{index}] = {code}"
+
+    # -- values over regions -----------------------------------------------------------------
+    def _full(self, v):
+        return tuple((0, d) for d in v.type.shape)
+
+    def _value(self, v, region, ctx) -> str:
+        if isinstance(v, Literal):
+            return self._literal(v)
+        key = (id(v), region)
+        if key in ctx.memo:
+            return ctx.memo[key]
+        name = self.whole.get(id(v), self.names[id(v)])
+        if id(v) in self.inputs or id(v) in self.whole:
+            code = f"{name}[{self._index(region, v.type.shape)}]" if v.type.rank else name
+            if code.endswith("[]"):
+                code = name
+            ctx.memo[key] = code
+            return code
+        e = self.prod.get(id(v))
+        if e is None:
+            raise InternalError(f"{name} is neither an input nor computed in the kernel")
+        code = self._eqn(e, region, ctx)
+        if family(e) in ("index",) and region == self._full(v):
+            ctx.memo[key] = code
+            return code
+        local = f"{name}_{self._next()}"
+        ctx.lines.add(f"{local} = {code}")
+        ctx.memo[key] = local
+        return local
+
+    def _next(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def _index(self, region, shape) -> str:
+        parts = []
+        for (lo, hi), d in zip(region, shape):
+            if lo == 0 and (hi == d or self.plan.same((hi,), (d,))):
+                parts.append(":")
+            else:
+                parts.append(f"{self.dim(lo)}:{self.dim(hi)}")
+        while parts and parts[-1] == ":":
+            parts.pop()
+        return ", ".join(parts) if parts else ""
+
+    def _broadcast_region(self, a, region, shape):
+        """The region of operand ``a`` that a map with result ``shape`` reads over ``region``
+        (right-aligned; a size-1 axis against a larger one is broadcast: read whole)."""
+        shift = len(region) - a.type.rank
+        out = []
+        for i, d in enumerate(a.type.shape):
+            j = i + shift
+            one = d == 1 or self.plan.same((d,), (1,))
+            broadcast = one and (j < 0 or not (shape[j] == 1 or self.plan.same((shape[j],), (1,))))
+            out.append((0, 1) if broadcast else region[j])
+        return tuple(out)
+
+    def _literal(self, lit: Literal) -> str:
+        v = lit.value
+        if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
+            return self.dim(v)
+        if isinstance(v, SymFloat):
+            parts = [repr(float(v.const))]
+            parts += [f"{coef!r} * {self.dim(term)}" for term, coef in v.terms]
+            return "(" + " + ".join(parts) + ")"
+        if isinstance(v, np.generic):
+            return f"np.{v.dtype.name}({_pyrepr(v.item())})"
+        return _pyrepr(v)
+
+    def _eqn(self, e, region, ctx) -> str:
+        fam = family(e)
+        op = REGISTRY[e.op]
+        attrs = {k: v for k, v in e.attrs if k != "weak"}
+        if fam in ("map", "scalar"):
+            if e.op in ("arange", "linspace", "eye") or not op.builtin:
+                return self._whole_then_slice(e, region, ctx)
+            args = [
+                self._value(a, self._broadcast_region(a, region, e.out.type.shape), ctx)
+                if isinstance(a, Var)
+                else self._literal(a)
+                for a in e.inputs
+            ]
+            code = self._map_code(e, op, args, attrs, region)
+            return f"_py({code})" if e.out.type.weak else code
+        if fam == "reduce":
+            axes, keep = attrs["axis"], attrs["keepdims"]
+            a = e.inputs[0]
+            it = iter(region)
+            ar = []
+            for i, d in enumerate(a.type.shape):
+                if i in axes:
+                    ar.append((0, d))
+                    if keep:
+                        next(it)
+                else:
+                    ar.append(next(it))
+            kw = f"axis={axes!r}, keepdims={keep}"
+            if attrs.get("dtype") is not None:
+                kw += f", dtype=np.{attrs['dtype'].name}"
+            return f"np.{e.op}({self._value(a, tuple(ar), ctx)}, {kw})"
+        if fam == "scan":
+            ax = attrs["axis"]
+            a = e.inputs[0]
+            dt = f", dtype=np.{attrs['dtype'].name}" if attrs.get("dtype") is not None else ""
+            if a.type.rank == 0 or region[ax] != (0, e.out.type.shape[ax]):
+                return self._whole_then_slice(e, region, ctx)
+            return f"np.{e.op}({self._value(a, region, ctx)}, axis={ax}{dt})"
+        if fam == "index":
+            return self._reorder(e, region, ctx)
+        if fam in ("contraction", "attention", "custom"):
+            if region != self._full(e.out):
+                raise InternalError(f"{e.op} is computed whole")
+            args = [
+                self._value(a, self._full(a), ctx) if isinstance(a, Var) else self._literal(a)
+                for a in e.inputs
+            ]
+            if e.op == "attention":
+                q, k, v, *rest = args
+                scale = rest.pop(0) if attrs["scale_op"] else "None"
+                mask = rest.pop(0) if attrs["masked"] else "None"
+                shape = self._shape(e.out.type.shape)
+                dt = f"np.{e.out.type.dtype.name}"
+                return (
+                    f"_attention({q}, {k}, {v}, {scale}, {mask}, {attrs['scale_op']!r}, "
+                    f"np.empty({shape}, {dt}))"
+                )
+            if e.op in ("matmul", "dot"):
+                return f"np.{e.op}({', '.join(args)})"
+            return self._user_call(e, args, attrs)
+        raise InternalError(f"no NumPy code for `{e.op}`")
+
+    def _map_code(self, e, op, args, attrs, region) -> str:
+        if op.ufunc is not None and not attrs:
+            return f"np.{op.ufunc.__name__}({', '.join(args)})"
+        if e.op == "where":
+            return f"np.where({', '.join(args)})"
+        if e.op == "clip":
+            return f"np.clip({', '.join(args)})"
+        if e.op == "astype":
+            return f"_astype({args[0]}, np.{attrs['dtype'].name})"
+        if e.op == "copy":
+            return f"np.copy({args[0]})"
+        if e.op == "full":
+            dt = attrs["dtype"]
+            dtype = f", dtype=np.{dt.name}" if dt is not None else ""
+            shape = self._shape(tuple(hi - lo for lo, hi in region))
+            return f"np.full({shape}, {args[0]}{dtype})"
+        return self._user_call(e, args, attrs)
+
+    def _user_call(self, e, args, attrs) -> str:
+        self.user_ops[e.op] = REGISTRY[e.op].impl
+        kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
+        return f"_impl[{e.op!r}]({', '.join([*args, *kw])})"
+
+    def _whole_then_slice(self, e, region, ctx) -> str:
+        """Compute the value whole (creation ops, scans along the block axis), then slice."""
+        pre = self.pre  # once per kernel call, before the blocks
+        key = (id(e.out), "whole")
+        if key not in pre.memo:
+            attrs = {k: v for k, v in e.attrs if k != "weak"}
+            args = [
+                self._value(a, self._full(a), pre) if isinstance(a, Var) else self._literal(a)
+                for a in e.inputs
+            ]
+            self.user_ops[e.op] = REGISTRY[e.op].impl
+            kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
+            local = f"{self.names[id(e.out)]}_w{self._next()}"
+            pre.lines.add(f"{local} = _impl[{e.op!r}]({', '.join([*args, *kw])})")
+            pre.memo[key] = local
+        whole = pre.memo[key]
+        index = self._index(region, e.out.type.shape)
+        return f"{whole}[{index}]" if index else whole
+
+    def _attr(self, v) -> str:
+        if isinstance(v, np.dtype):
+            return f"np.dtype({v.name!r})"
+        if isinstance(v, Expr):
+            return self.dim(v)
+        if isinstance(v, tuple):
+            inner = ", ".join(self._attr(x) for x in v)
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        if isinstance(v, SymFloat):
+            return self._literal(Literal(v, None))
+        if isinstance(v, SliceSpec):
+            raise InternalError("slice attributes are emitted by their op")
+        return _pyrepr(v)
+
+    # -- reorders ----------------------------------------------------------------------------
+    def _reorder(self, e, region, ctx) -> str:
+        a = e.inputs[0]
+        attrs = e.params
+        if e.op == "transpose":
+            perm = attrs["perm"]
+            ar = [None] * len(perm)
+            for j, p in enumerate(perm):
+                ar[p] = region[j]
+            return f"np.transpose({self._value(a, tuple(ar), ctx)}, {perm!r})"
+        if e.op == "expand_dims":
+            axes = attrs["axis"]
+            ar = tuple(r for j, r in enumerate(region) if j not in axes)
+            return f"np.expand_dims({self._value(a, ar, ctx)}, {axes!r})"
+        if e.op == "squeeze":
+            axes = attrs["axis"]
+            it = iter(region)
+            ar = tuple((0, 1) if i in axes else next(it) for i in range(a.type.rank))
+            return f"np.squeeze({self._value(a, ar, ctx)}, {axes!r})"
+        if e.op == "broadcast_to":
+            ar = self._broadcast_region(a, region, e.out.type.shape)
+            shape = self._shape(tuple(hi - lo for lo, hi in region))
+            return f"np.broadcast_to({self._value(a, ar, ctx)}, {shape})"
+        if e.op == "flip":
+            axes = attrs["axis"]
+            ar = tuple(
+                (d - hi, d - lo) if i in axes else (lo, hi)
+                for i, ((lo, hi), d) in enumerate(zip(region, a.type.shape))
+            )
+            return f"np.flip({self._value(a, ar, ctx)}, {axes!r})"
+        if e.op == "getitem":
+            return self._getitem(e, region, ctx)
+        if e.op == "reshape":
+            src, dst = a.type.shape, e.out.type.shape
+            p = 0
+            while p < min(len(src), len(dst)) and src[p] == dst[p]:
+                p += 1
+            restricted = [i for i, (r, d) in enumerate(zip(region, dst)) if r != (0, d)]
+            if all(i < p for i in restricted):
+                ar = tuple(region[i] if i < p else (0, d) for i, d in enumerate(src))
+                shape = self._shape(tuple(hi - lo for lo, hi in region[:p]) + tuple(dst[p:]))
+                return f"np.reshape({self._value(a, ar, ctx)}, {shape})"
+            whole = f"np.reshape({self._value(a, self._full(a), ctx)}, {self._shape(dst)})"
+            index = self._index(region, dst)
+            return f"{whole}[{index}]" if index else whole
+        if e.op == "concatenate":
+            ax = attrs["axis"]
+            lo, hi = region[ax]
+            parts, start = [], 0
+            for piece in e.inputs:
+                n = piece.type.shape[ax]
+                plo = smin(smax(lo - start, 0), n)
+                phi = smin(smax(hi - start, 0), n)
+                pr = tuple((plo, phi) if i == ax else r for i, r in enumerate(region))
+                if (lo, hi) == (0, e.out.type.shape[ax]):
+                    pr = tuple((0, n) if i == ax else r for i, r in enumerate(region))
+                parts.append(self._value(piece, pr, ctx))
+                start = start + n
+            return f"np.concatenate([{', '.join(parts)}], axis={ax})"
+        raise InternalError(f"no NumPy code for the reorder `{e.op}`")
+
+    def _getitem(self, e, region, ctx) -> str:
+        a = e.inputs[0]
+        index = [i for i in e.params["index"] if i is not Ellipsis]
+        ar, post, j = [], [], 0
+        for item in index:
+            if item is None:
+                post.append("None")
+                j += 1
+            elif isinstance(item, SliceSpec):
+                lo, hi = region[j]
+                step = item.step
+                if step > 0:
+                    ar.append((item.start + step * lo, item.start + step * (hi - 1) + 1))
+                else:
+                    ar.append((item.start + step * (hi - 1), item.start + step * lo + 1))
+                post.append(":" if step == 1 else f"::{step}")
+                j += 1
+            else:
+                ar.append((item, item + 1))
+                post.append("0")
+        for d in a.type.shape[len(ar) :]:
+            ar.append((0, d))
+        base = self._value(a, tuple(ar), ctx)
+        while post and post[-1] == ":":
+            post.pop()
+        return f"{base}[{', '.join(post)}]" if post else base
+
+
+class _Ctx:
+    def __init__(self, lines, memo):
+        self.lines = lines
+        self.memo = memo
+
+
+def _pyrepr(v) -> str:
+    if isinstance(v, float):
+        if v != v:
+            return "float('nan')"
+        if v in (float("inf"), float("-inf")):
+            return f"float({str(v)!r})"
+    if isinstance(v, complex):
+        return f"complex({_pyrepr(v.real)}, {_pyrepr(v.imag)})"
+    return repr(v)
+
+
+def _astype(x, dtype):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.astype(dtype)
+    return np.asarray(x).astype(dtype)[()]
+
+
+_COUNTER = [0]
+_PRELUDE: dict = {}
+
+
+def _prelude() -> dict:
+    if not _PRELUDE:
+        exec(compile(PRELUDE, "<pypto-numpy-prelude>", "exec"), _PRELUDE)
+    return _PRELUDE
+
+
+def compile_graph(plan: GraphPlan):
+    """The plan as a Python function ``run(values, env) -> outputs`` (loaded from its source)."""
+    cached = getattr(plan, "_numpy_fn", None)
+    if cached is not None:
+        return cached
+    emitter = GraphEmitter(plan, "graph")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20 * len(plan.graph.eqns) + 1000))  # values are walked
+    try:  # recursively; Python 3.11 keeps pure-Python recursion off the C stack
+        source = emitter.render()
+    finally:
+        sys.setrecursionlimit(limit)
+    _COUNTER[0] += 1
+    filename = f"<pypto-numpy-{_COUNTER[0]}>"
+    namespace = dict(_prelude())  # the prelude runs once; each function gets a copy of it
+    namespace.update({"_impl": emitter.user_ops, "_consts": emitter.consts, "_astype": _astype})
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    text = PRELUDE + "\n\n" + source
+    fn = namespace["graph"]
+    free = emitter.free
+
+    def run(values, env):
+        return list(fn(*values, **{_ident(s): env[s] for s in free}))
+
+    run.source = text
+    plan._numpy_fn = run
+    return run
+
+
+def debug_source(plan: GraphPlan) -> str:
+    return PRELUDE + "\n\n" + GraphEmitter(plan, "graph").render()
+
+
+__all__ = ["PRELUDE", "compile_graph", "debug_source", "os"]

@@ -1,0 +1,46 @@
+"""Running a Plan: the backend is chosen here.
+
+``numpy`` (default): the Plan's generated NumPy code (emit/numpy_target.py), compiled once per
+plan. ``reference``: kernel by kernel on the reference executor (emit/reference.py), with the
+plan's memory checked when PYPTO_CHECK_PLAN=1. Set PYPTO_BACKEND to choose.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .emit.numpy_target import compile_graph
+from .emit.reference import run_plan
+from .errors import InternalError, PyptoError
+from .passes.plan import GraphPlan
+
+
+def backend() -> str:
+    return os.environ.get("PYPTO_BACKEND", "numpy")
+
+
+def run_graph(plan: GraphPlan, values: list, env: dict) -> list:
+    if backend() == "reference":
+        return run_plan(plan, values, env)
+    try:
+        return compile_graph(plan)(values, env)
+    except PyptoError:
+        raise
+    except ValueError as e:
+        if "read-only" in str(e):  # writing into the caller's read-only array: NumPy's error
+            raise
+        return _diagnose(plan, values, env, e)
+    except Exception as e:
+        return _diagnose(plan, values, env, e)
+
+
+def _diagnose(plan, values, env, e):
+    """NumPy refused something (an empty maximum, an integer to a negative power): run the plan
+    op by op, which raises the same error naming the op and the user's line. (The generated code
+    writes its own buffers and, in place, only input arrays the block reassigns; the reference
+    run reads them but its results are dropped.)"""
+    run_plan(plan, values, env, check=False)
+    raise InternalError(
+        f"the generated NumPy code failed where the reference executor did not: "
+        f"{type(e).__name__}: {e}"
+    ) from e
