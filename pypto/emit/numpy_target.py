@@ -42,13 +42,19 @@ import numpy as np
 _POOL = []
 
 
-def _chunks(part, n, block):
-    """part(s, e) over 0..n in blocks, on a thread pool when there is more than one."""
+_CPUS = max(1, os.cpu_count() or 1)
+
+
+def _chunks(part, n, block, work=0):
+    """part(s, e) over 0..n in blocks, on a thread pool when there is more than one; a kernel
+    touching more than 4 MiB is split into at least one block per core."""
+    if work > 1 << 22 and n > 1:
+        block = min(block, -(-n // _CPUS))
     if n <= block:
         part(0, n)
         return
     if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max(1, os.cpu_count() or 1)))
+        _POOL.append(ThreadPoolExecutor(_CPUS))
     # each block runs in a copy of the caller's context: np.errstate applies in the workers
     run = [contextvars.copy_context().run for _ in range(0, n, block)]
     futures = [
@@ -110,7 +116,7 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=64):
     return out
 '''
 
-_S, _E = Sym("_s"), Sym("_e")
+_S, _E, _I = Sym("_s"), Sym("_e"), Sym("_i")
 
 
 def _ident(name: str) -> str:
@@ -139,6 +145,7 @@ class GraphEmitter:
         self.prod = {id(e.out): e for e in self.graph.eqns}
         self.out = Lines()
         self.counter = 0
+        self.sweep = None  # the scan eqn of a row sweep being emitted
         self.user_ops: dict[str, object] = {}
         self.consts: dict[str, np.ndarray] = {}
 
@@ -264,21 +271,41 @@ class GraphEmitter:
             if not s.inplace:
                 base = self._value(s.base, self._full(s.base), pre)
                 self.out.add(f"np.copyto({self.names[id(s.out)]}, {base})")
+        self.uses: dict[int, int] = {}  # readers of each value inside the kernel (+1: output)
+        for e in k.body.eqns:
+            for a in e.inputs:
+                self.uses[id(a)] = self.uses.get(id(a), 0) + 1
+        for v in k.outputs:
+            self.uses[id(v)] = self.uses.get(id(v), 0) + 1
         part = Lines()
         part.indent = self.out.indent + 1
-        ctx = _Ctx(part, {})
-        stores = {id(s.out): s for s in k.stores}
-        writes = []  # every value is computed before anything is written (in-place stores)
-        for v in k.outputs:
-            if id(v) in stores:
-                writes.append(self._store(stores[id(v)], region, ctx))
-            else:
-                r = self._output_region(v, region, c)
-                code = self._value(v, r, ctx)
-                index = self._index(r, v.type.shape) or "..."
-                writes.append(f"{self.names[id(v)]}[{index}] = {code}")
-        for w in writes:
-            part.add(w)
+        scan = next((e for e in k.body.eqns if family(e) == "scan"), None)
+        if scan is not None and scan.params["axis"] < scan.out.type.rank - 1:
+            # A scan along an outer axis: a sweep over it, one row at a time (the running row
+            # stays in cache and every access is contiguous), when rows are long enough for
+            # NumPy's per-call overhead; else NumPy's own scan on the block.
+            ax = scan.params["axis"]
+            rows = 1
+            for a, (lo, hi) in enumerate(region):
+                rows = rows if a == ax else rows * (hi - lo)
+            part.add(f"if {self.dim(rows)} >= 256:")
+            sweep = Lines()
+            sweep.indent = part.indent + 1
+            sweep.add(f"for _i in range({self.dim(k.domain[ax])}):")
+            body = Lines()
+            body.indent = sweep.indent + 1
+            row = tuple((_I, _I + 1) if a == ax else r for a, r in enumerate(region))
+            self.sweep = scan
+            self._outputs(k, row, c, body)
+            self.sweep = None
+            part.lines += sweep.lines + body.lines
+            part.add("else:")
+            block = Lines()
+            block.indent = part.indent + 1
+            self._outputs(k, region, c, block)
+            part.lines += block.lines
+        else:
+            self._outputs(k, region, c, part)
         if c is None:
             self.out.add("def part():")
             self.out.lines += part.lines or ["    " * part.indent + "pass"]
@@ -286,9 +313,32 @@ class GraphEmitter:
         else:
             self.out.add("def part(_s, _e):")
             self.out.lines += part.lines or ["    " * part.indent + "pass"]
-            self.out.add(f"_chunks(part, {self.dim(c.extent)}, {self.dim(c.block)})")
+            extent, block, work = (self.dim(x) for x in (c.extent, c.block, c.work))
+            self.out.add(f"_chunks(part, {extent}, {block}, {work})")
+
+    def _outputs(self, k, region, c, lines):
+        """Compute the kernel's outputs over ``region``, into ``lines``."""
+        ctx = _Ctx(lines, {})
+        stores = {id(s.out): s for s in k.stores}
+        self.fresh: set[str] = set()  # locals holding arrays this block made (reusable)
+        writes = []  # stores are written after every value is computed
+        for v in k.outputs:
+            if id(v) in stores:
+                writes.append(self._store(stores[id(v)], region, ctx))
+            else:
+                r = self._output_region(v, region, c)
+                index = self._index(r, v.type.shape) or "..."
+                target = f"{self.names[id(v)]}[{index}]"
+                code = self._value(v, r, ctx, out=target)
+                if code != target:
+                    lines.add(f"{target} = {code}")
+        for w in writes:
+            lines.add(w)
 
     def _output_region(self, v, region, c):
+        full = len(region) == v.type.rank and self.plan.same(v.type.shape, self.kernel.domain)
+        if full:  # an output at the domain's shape: the block's region (a row of a sweep)
+            return tuple(region)
         if c is None:
             return self._full(v)
         tag = self.tags.get(id(v))
@@ -327,12 +377,21 @@ class GraphEmitter:
     def _full(self, v):
         return tuple((0, d) for d in v.type.shape)
 
-    def _value(self, v, region, ctx) -> str:
+    def _value(self, v, region, ctx, out=None) -> str:
+        """The code of ``v`` over ``region``; with ``out`` (a kernel output's slice), a map
+        computed last writes straight into it (``np.add(a, b, out=...)``) and ``out`` is
+        returned."""
         if isinstance(v, Literal):
             return self._literal(v)
         key = (id(v), region)
         if key in ctx.memo:
             return ctx.memo[key]
+        e = self.prod.get(id(v))
+        if e is not None and id(v) not in self.inputs and id(v) not in self.whole:
+            direct = self._ufunc_in_place(e, region, ctx, out)
+            if direct is not None:
+                ctx.memo[key] = direct
+                return direct
         name = self.whole.get(id(v), self.names[id(v)])
         if id(v) in self.inputs or id(v) in self.whole:
             code = f"{name}[{self._index(region, v.type.shape)}]" if v.type.rank else name
@@ -344,13 +403,49 @@ class GraphEmitter:
         if e is None:
             raise InternalError(f"{name} is neither an input nor computed in the kernel")
         code = self._eqn(e, region, ctx)
+        if code == "_acc":  # the running row of a sweep: never reused as scratch
+            ctx.memo[key] = code
+            return code
         if family(e) in ("index",) and region == self._full(v):
             ctx.memo[key] = code
             return code
         local = f"{name}_{self._next()}"
         ctx.lines.add(f"{local} = {code}")
         ctx.memo[key] = local
+        if family(e) in ("map", "reduce", "scan") and not e.out.type.weak and v.type.rank:
+            self.fresh.add(local)
         return local
+
+    def _ufunc_in_place(self, e, region, ctx, out):
+        """A ufunc map written into ``out``, or into an operand's block-sized array that
+        nothing reads afterwards (no new temporary); None when neither applies."""
+        op = REGISTRY[e.op]
+        if family(e) != "map" or op.ufunc is None or e.attrs or e.out.type.weak:
+            return None
+        if op.ufunc.nout != 1 or not e.out.type.rank:
+            return None
+        args = [
+            self._value(a, self._broadcast_region(a, region, e.out.type.shape), ctx)
+            if isinstance(a, Var)
+            else self._literal(a)
+            for a in e.inputs
+        ]
+        target = out
+        if target is None:
+            for a, code in zip(e.inputs, args):
+                if (
+                    isinstance(a, Var)
+                    and code in self.fresh
+                    and self.uses.get(id(a)) == 1
+                    and a.type.dtype == e.out.type.dtype
+                    and self.plan.same(a.type.shape, e.out.type.shape)
+                ):
+                    target = code
+                    break
+        if target is None:
+            return None
+        ctx.lines.add(f"np.{op.ufunc.__name__}({', '.join(args)}, out={target})")
+        return target
 
     def _next(self) -> int:
         self.counter += 1
@@ -422,6 +517,15 @@ class GraphEmitter:
             if attrs.get("dtype") is not None:
                 kw += f", dtype=np.{attrs['dtype'].name}"
             return f"np.{e.op}({self._value(a, tuple(ar), ctx)}, {kw})"
+        if fam == "scan" and self.sweep is e:  # one row of a sweep: the running row
+            step = {"cumsum": "add", "cumprod": "multiply"}[e.op]
+            row = self._value(e.inputs[0], region, ctx)
+            dt = f"np.{e.out.type.dtype.name}"
+            ctx.lines.add("if _i == 0:")
+            ctx.lines.add(f"    _acc = np.array({row}, dtype={dt})")
+            ctx.lines.add("else:")
+            ctx.lines.add(f"    np.{step}(_acc, {row}, out=_acc)")
+            return "_acc"
         if fam == "scan":
             ax = attrs["axis"]
             a = e.inputs[0]

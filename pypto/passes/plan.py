@@ -48,6 +48,7 @@ class Chunking:
     halo: tuple[tuple[str, int, int], ...] = ()  # (input name, before, after) along the axis
     budget: int = 0  # the cache budget in bytes the block size was chosen for
     reason: str = ""
+    work: Dim = 0  # bytes the kernel touches in all: large kernels use every core
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,122 @@
+"""The NumPy target: generated code for the cases the rest of the suite does not reach.
+
+The whole suite already runs every chain and compiled function through the generated code with
+a tiny block budget (tests/conftest.py), so chunk boundaries, empty and 1-element axes and
+non-contiguous inputs are covered there; here: row sweeps of scans (used only for long rows),
+determinism of the generated source, errors raised inside the generated code, NumPy's error
+state in worker threads, and in-place writes into arguments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pypto as ppto
+from pypto.emit.numpy_target import compile_graph, debug_source
+from pypto.passes.pipeline import plan_graph
+
+
+@pytest.fixture
+def big_blocks(monkeypatch):
+    """Plans made inside use a realistic budget (rows long enough for a sweep)."""
+    monkeypatch.setenv("PYPTO_CHUNK_BUDGET", str(1 << 20))
+
+
+@given(
+    st.sampled_from(["cumsum", "cumprod"]),
+    st.sampled_from([np.float32, np.float64, np.int32, np.bool_]),
+    st.integers(0, 2),
+    st.tuples(st.integers(0, 9), st.integers(256, 700)),
+)
+def test_scans_along_an_outer_axis_sweep_rows_exactly_as_numpy(name, dtype, axis, sizes):
+    import os
+
+    old = os.environ.get("PYPTO_CHUNK_BUDGET")
+    os.environ["PYPTO_CHUNK_BUDGET"] = str(1 << 20)
+    try:
+        rng = np.random.default_rng(sizes[0])
+        shape = (sizes[0], 3, sizes[1]) if axis != 2 else (3, sizes[0], sizes[1])
+        data = (rng.standard_normal(shape) * 2).astype(dtype)
+        x = ppto.tensor("x")
+        scan = getattr(ppto, name)
+        chain = scan(ppto.abs(x) if dtype != np.bool_ else x, axis=axis) * 2 + 1
+        got = chain.run(x=data)
+        base = np.abs(data) if dtype != np.bool_ else data
+        want = getattr(np, name)(base, axis=axis) * 2 + 1
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+        source = debug_source(plan_graph(ppto.trace(chain, x=data)))
+        assert ("for _i in range(" in source) == (axis != 2)  # a sweep along outer axes only
+    finally:
+        if old is None:
+            del os.environ["PYPTO_CHUNK_BUDGET"]
+        else:
+            os.environ["PYPTO_CHUNK_BUDGET"] = old
+
+
+def test_generated_source_is_deterministic_and_imports_numpy_only(big_blocks):
+    x, y = ppto.tensor("x"), ppto.tensor("y")
+    data = {"x": np.ones((64, 32)), "y": np.ones((32, 64))}
+
+    def text():
+        chain = ppto.softmax(x) @ y + ppto.sin(ppto.transpose(y, (1, 0))[:, :1])
+        return debug_source(plan_graph(ppto.trace(chain, **data)))
+
+    first = text()
+    assert text() == first
+    imports = {
+        line.split()[1] for line in first.splitlines() if line.startswith(("import", "from"))
+    }
+    assert imports <= {"contextvars", "os", "concurrent.futures", "numpy"}
+    compile(first, "<generated>", "exec")
+
+
+def test_a_numpy_error_inside_generated_code_is_the_coded_error_with_the_users_line():
+    x = ppto.tensor("x")
+    chain = ppto.max(x, axis=1)  # an empty row has no maximum
+    with pytest.raises(ppto.ExecutionError, match="running `max`") as info:
+        chain.run(x=np.ones((3, 0)))
+    assert "test_numpy_target.py" in str(info.value)
+
+
+def test_numpy_error_state_applies_in_worker_threads():
+    x = ppto.tensor("x")
+    chain = ppto.log(x) * 2.0
+    data = np.zeros(100_000)  # many blocks, so workers compute them
+    with np.errstate(divide="ignore"):
+        got = chain.run(x=data)
+    assert np.all(np.isneginf(got))
+    with np.errstate(divide="raise"), pytest.raises(ppto.PyptoError):
+        chain.run(x=data)
+
+
+def test_in_place_writes_go_straight_into_the_argument():
+    @ppto.compile
+    def relax(a, steps):
+        for _ in range(steps):
+            a[1:-1] = 0.5 * (a[:-2] + a[2:])  # reads a elsewhere: computed before it is written
+        return a
+
+    data = np.linspace(0.0, 1.0, 50) ** 2
+    want = data.copy()
+    for _ in range(5):
+        want[1:-1] = 0.5 * (want[:-2] + want[2:])
+    got = relax(data, 5)
+    np.testing.assert_array_equal(data, want)
+    assert got is data
+
+
+def test_plans_compile_once_and_run_with_any_sizes_their_guards_allow():
+    x = ppto.tensor("x")
+    chain = ppto.exp(x - ppto.max(x, axis=-1, keepdims=True))
+    g = ppto.trace(chain, x=np.ones((4, 5)))
+    run = compile_graph(plan_graph(g))
+    assert compile_graph(plan_graph(g)) is run
+    for shape in [(4, 5), (9, 2), (0, 3), (7, 300)]:
+        data = np.random.default_rng(1).standard_normal(shape)
+        np.testing.assert_allclose(
+            chain.run(x=data), np.exp(data - data.max(axis=-1, keepdims=True)), rtol=1e-15
+        )
