@@ -79,9 +79,9 @@ def _slc(start, stop, step):
     return slice(start, stop if stop >= 0 else None, step)
 
 
-def _attention(q, k, v, scale, mask, scale_op, out, rows=64):
+def _attention(q, k, v, scale, mask, scale_op, out, rows=128):
     """softmax(scale(q @ k^T) + mask) @ v over blocks of query rows: the score matrix of one
-    block at a time, never the whole."""
+    block at a time (in cache), never the whole."""
     lq = q.shape[-2]
     batch = out.shape[:-2]
     if k.shape[-2] == 0:  # as NumPy: the maximum of an empty row of scores
@@ -93,26 +93,33 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=64):
             lead = len(a.shape) - keep
             return a[tuple(0 if a.shape[i] == 1 else index[len(batch) - lead + i]
                            for i in range(lead))] if lead > 0 else a
-        sc = np.matmul(pick(q, 2)[s:e], pick(kt, 2))
-        if scale_op == "multiply":
-            sc = sc * scale
-        elif scale_op == "divide":
-            sc = sc / scale
+        qb = pick(q, 2)[s:e]
+        if scale_op is not None:  # scaled on the (rows, d) block, not on the scores (one
+            op = np.multiply if scale_op == "multiply" else np.divide  # pass less; rounding
+            qb = op(qb, scale)  # differs from NumPy's order by an ulp or so)
+        sc = np.matmul(qb, pick(kt, 2))
         if mask is not None:
             m = pick(mask, min(mask.ndim, 2))
-            sc = sc + (m[s:e] if m.ndim == 2 and m.shape[0] != 1 else m)
-        sc = np.exp(sc - np.max(sc, axis=-1, keepdims=True))
-        sc = sc / np.sum(sc, axis=-1, keepdims=True)
-        out[index][s:e] = np.matmul(sc, pick(v, 2))
+            m = m[s:e] if m.ndim == 2 and m.shape[0] != 1 else m
+            sc = np.add(sc, m, out=sc) if np.result_type(sc, m) == sc.dtype else sc + m
+        if sc.dtype.kind in "fc":  # in place
+            np.subtract(sc, np.max(sc, axis=-1, keepdims=True), out=sc)
+            np.exp(sc, out=sc)
+            np.divide(sc, np.sum(sc, axis=-1, keepdims=True), out=sc)
+        else:  # integer scores: exp makes floats, as in NumPy
+            sc = np.exp(sc - np.max(sc, axis=-1, keepdims=True))
+            sc = sc / np.sum(sc, axis=-1, keepdims=True)
+        target, vb = out[index][s:e], pick(v, 2)
+        if np.result_type(sc, vb) == target.dtype:
+            np.matmul(sc, vb, out=target)
+        else:
+            target[...] = np.matmul(sc, vb)
 
-    jobs = [(i, s, min(s + rows, lq)) for i in np.ndindex(*batch) for s in range(0, lq, rows)]
-    if len(jobs) == 1:
-        part(*jobs[0])
-        return out
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max(1, os.cpu_count() or 1)))
-    for f in [_POOL[0].submit(contextvars.copy_context().run, part, *j) for j in jobs]:
-        f.result()
+    # one block after another: the products inside use BLAS's own threads (a thread pool on
+    # top of them oversubscribes the cores and measured slower)
+    for i in np.ndindex(*batch):
+        for s in range(0, lq, rows):
+            part(i, s, min(s + rows, lq))
     return out
 '''
 
@@ -265,7 +272,13 @@ class GraphEmitter:
         self.whole: dict[int, str] = {}
         for e in heavy:
             local = f"{self.names[id(e.out)]}_whole"
-            self.out.add(f"{local} = {self._eqn(e, self._full(e.out), pre)}")
+            code = self._eqn(e, self._full(e.out), pre)
+            target = self._product_target(k, e)
+            if target is not None:  # the product straight into the kernel's output buffer;
+                self.out.add(f"{code[:-1]}, out={target})")  # its epilogue works in place
+                local = target
+            else:
+                self.out.add(f"{local} = {code}")
             self.whole[id(e.out)] = local
         for s in k.stores:
             if not s.inplace:
@@ -315,6 +328,18 @@ class GraphEmitter:
             self.out.lines += part.lines or ["    " * part.indent + "pass"]
             extent, block, work = (self.dim(x) for x in (c.extent, c.block, c.work))
             self.out.add(f"_chunks(part, {extent}, {block}, {work})")
+
+    def _product_target(self, k, e):
+        """The output buffer a matrix product may be written into directly: the kernel's only
+        output, of the product's type (so the epilogue, elementwise, can update it in place)."""
+        if e.op != "matmul" or len(k.outputs) != 1 or k.stores:
+            return None
+        v = k.outputs[0]
+        if v.type.dtype != e.out.type.dtype or not self.plan.same(v.type.shape, e.out.type.shape):
+            return None
+        if e.out.type.rank < 2 or any(a.type.rank < 2 for a in e.inputs):
+            return None
+        return self.names[id(v)]
 
     def _outputs(self, k, region, c, lines):
         """Compute the kernel's outputs over ``region``, into ``lines``."""
