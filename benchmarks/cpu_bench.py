@@ -79,16 +79,17 @@ def inputs(name: str, scale: float = 1.0):
     f32, f64 = np.float32, np.float64
 
     def r(shape, dtype):
-        return rng.standard_normal(shape).astype(dtype)
+        return rng.standard_normal(shape, dtype=dtype)  # no float64 detour (the RSS peak)
 
     n25 = int((1 << 25) * scale)
     n24 = int((1 << 24) * scale)
+    side = int(4096 * math.sqrt(scale))  # W5: scale 4 gives 8192^2 float64, 0.5 GiB arrays
     return {
         "W1": lambda: (r(n25, f32), r(n25, f32)),
         "W2": lambda: (r((4096, 4096), f32), r((4096, 4096), f32)),
         "W3": lambda: (r((8192, 4096), f32),),
         "W4": lambda: tuple(r((16, 1024, 64), f32) for _ in range(3)),
-        "W5": lambda: (r((4096, 4096), f64), r((4096, 4096), f64)),
+        "W5": lambda: (r((side, side), f64), r((side, side), f64)),
         "W6": lambda: tuple(r(n24, f64) for _ in range(4)),
         "W7": lambda: tuple(r((2048, 2048), f32) for _ in range(4)),
         "W8": lambda: (r((8192, 4096), f32),),
@@ -187,7 +188,7 @@ def run_workload(key: str, repeat: int, triad: float):
 def measure_memory(key: str, impl: str, scale: float) -> dict:
     """In a fresh process: peak RSS above inputs + outputs for one implementation."""
     code = (
-        "import sys, resource, numpy as np\n"
+        "import sys, numpy as np\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "import benchmarks.cpu_bench as b\n"
         f"args = b.inputs({key!r}, {scale})\n"
@@ -196,11 +197,16 @@ def measure_memory(key: str, impl: str, scale: float) -> dict:
         f"f = ppto.compile(fn) if {impl!r} == 'PyPTO' else fn\n"
         "small = tuple(a[:64].copy() if a.ndim == 1 else a[:64, :64].copy() for a in args)\n"
         "f(*small)  # compile on small arrays, so that the peak is the run's\n"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "def rss(key):\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith(key):\n"
+        "            return int(line.split()[1]) * 1024\n"
+        "open('/proc/self/clear_refs', 'w').write('5')  # reset the high-water mark\n"
+        "base = rss('VmRSS')\n"
         "out = f(*args)\n"
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "peak = rss('VmHWM')\n"
         "io = sum(a.nbytes for a in args) + out.nbytes\n"
-        "print(base * 1024, peak * 1024, io)\n"
+        "print(base, peak, io)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if out.returncode != 0:
