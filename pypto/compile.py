@@ -21,12 +21,12 @@ import numpy as np
 from .bindings import dtype_of, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
-from .function import Function, guards_hold, run_function, verify_function
+from .function import Function, guards_hold, verify_function
 from .parse.frontend import ArgSpec, trace_function
 from .parse.source import function_source
 from .passes.host import prune_host_outputs
 from .passes.pipeline import plan_function
-from .runtime import run_graph
+from .runtime import run_compiled
 from .types import TensorType
 
 
@@ -64,18 +64,14 @@ class CompiledFunction:
         if fn_ir is _FALLBACK:
             return self._fn(*args, **kwargs)
         _check_aliasing(fn_ir, arguments)
-        return run_function(fn_ir, arguments, env, self._runner(fn_ir))
+        return self._runner(fn_ir)(arguments, env)
 
     def _runner(self, fn_ir: Function):
-        """Runs each block of fn_ir by its Plan (made once per compiled Function)."""
+        """Runs fn_ir (made once per compiled Function): its generated code, or with
+        PYPTO_BACKEND=reference its blocks' Plans kernel by kernel."""
         runner = self._runners.get(id(fn_ir))
         if runner is None:
-            plans = plan_function(fn_ir)
-
-            def runner(block, values, env):
-                return run_graph(plans[id(block)], values, env)
-
-            self._runners[id(fn_ir)] = runner
+            runner = self._runners[id(fn_ir)] = run_compiled(fn_ir, plan_function(fn_ir))
         return runner
 
     def ir(self, *args, **kwargs) -> Function:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 
+from .emit.host import compile_function
 from .emit.numpy_target import compile_graph
 from .emit.reference import run_plan
 from .errors import InternalError, PyptoError
+from .function import Function, run_function
 from .passes.plan import GraphPlan
 
 
@@ -26,12 +28,40 @@ def run_graph(plan: GraphPlan, values: list, env: dict) -> list:
         return compile_graph(plan)(values, env)
     except PyptoError:
         raise
-    except ValueError as e:
-        if "read-only" in str(e):  # writing into the caller's read-only array: NumPy's error
-            raise
-        return _diagnose(plan, values, env, e)
     except Exception as e:
         return _diagnose(plan, values, env, e)
+
+
+def run_compiled(fn: Function, plans: dict):
+    """``run(arguments, env) -> result`` for a compiled function: its host program and blocks
+    as generated code (emit/host.py), or with PYPTO_BACKEND=reference the Function IR's
+    interpreter running each block's Plan kernel by kernel."""
+
+    def by_plans(arguments, env):
+        return run_function(fn, arguments, env, lambda b, v, e: run_graph(plans[id(b)], v, e))
+
+    if backend() == "reference":
+        return by_plans
+    generated = compile_function(fn, plans)
+
+    def run(arguments, env):
+        try:
+            return generated(arguments, env)
+        except PyptoError:
+            raise
+        except Exception as e:
+            if isinstance(e, ValueError) and "read-only" in str(e):
+                raise  # writing into the caller's read-only array: NumPy's own error
+            # the coded error, with the user's line: the function op by op on the reference
+            # executor (it only reads the arguments, which in-place blocks may have updated)
+            run_function(fn, arguments, env)
+            raise InternalError(
+                f"the generated NumPy code failed where the reference executor did not: "
+                f"{type(e).__name__}: {e}"
+            ) from e
+
+    run.source = generated.source
+    return run
 
 
 def _diagnose(plan, values, env, e):

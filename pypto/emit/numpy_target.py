@@ -504,9 +504,7 @@ class GraphEmitter:
         if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
             return self.dim(v)
         if isinstance(v, SymFloat):
-            parts = [repr(float(v.const))]
-            parts += [f"{coef!r} * {self.dim(term)}" for term, coef in v.terms]
-            return "(" + " + ".join(parts) + ")"
+            return symfloat_code(v, self.sym)
         if isinstance(v, np.generic):
             return f"np.{v.dtype.name}({_pyrepr(v.item())})"
         return _pyrepr(v)
@@ -731,6 +729,13 @@ class _Ctx:
     def __init__(self, lines, memo):
         self.lines = lines
         self.memo = memo
+
+
+def symfloat_code(v: SymFloat, name_of) -> str:
+    """A float that depends on sizes as a Python expression."""
+    parts = [repr(float(v.const))]
+    parts += [f"{coef!r} * {format_code(term, name_of)}" for term, coef in v.terms]
+    return "(" + " + ".join(parts) + ")"
 
 
 def _pyrepr(v) -> str:

@@ -1,0 +1,192 @@
+"""The host program of a compiled function rendered as Python around its blocks' NumPy code.
+
+``def <name>(<params>)`` binds the size symbols from its array arguments, keeps host variables
+as locals, runs loops as ``for i in range(...)`` (checking each iteration's guards), run-time
+``if``s as ``if``, calls each block's generated function (numpy_target.py), raises the errors
+of code that can only fail where the run reaches them, copies final values into argument arrays
+written in place (unless the block already wrote into them), and returns the result.
+
+``compile_function(fn, plans)`` gives ``run(arguments, env) -> result``; the Function IR's
+interpreter (function.py) stays the reference.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+
+import numpy as np
+
+from ..errors import ExecutionError
+from ..function import Block, Branch, Fail, Function, Loop
+from ..symbolic import SymFloat, as_symbol, format_code
+from .numpy_target import GraphEmitter, _astype, _ident, _prelude, symfloat_code
+
+_COUNTER = [0]
+
+
+class FunctionEmitter:
+    def __init__(self, fn: Function, plans: dict):
+        self.fn = fn
+        self.plans = plans
+        self.lines: list[str] = []
+        self.blocks: list[str] = []  # the blocks' function sources
+        self.hosts: dict[int, str] = {}
+        self.namespace: dict = {"_impl": {}, "_consts": {}}
+        self.fails: list = []
+        self.consts: list = []
+        self.count = 0
+
+    def host(self, hv) -> str:
+        name = self.hosts.get(id(hv))
+        if name is None:
+            name = self.hosts[id(hv)] = f"h_{_ident(hv.name)}_{len(self.hosts)}"
+        return name
+
+    def sym(self, name: str) -> str:
+        return _ident(name)
+
+    def render(self) -> str:
+        fn = self.fn
+        params = [p.name for p in fn.params]
+        out = [f"def {fn.name}({', '.join(params)}):"]
+        bound = set()
+        for p in fn.params:
+            if p.kind == "array":
+                for axis, d in enumerate(p.type.shape):
+                    s = as_symbol(d)
+                    if s is not None and s not in bound:
+                        bound.add(s)
+                        out.append(f"    {self.sym(s)} = {p.name}.shape[{axis}]")
+            if p.host is not None:
+                out.append(f"    {self.host(p.host)} = {p.name}")
+        self._steps(fn.body, 1)
+        out += self.lines
+        for name, hv in fn.writebacks:
+            h = self.host(hv)
+            out.append(f"    if {h} is not {name}:")
+            out.append(f"        np.copyto({name}, {h}, casting='unsafe')")
+        out.append(f"    return {self._result(fn.result)}")
+        return "\n\n".join([*self.blocks, "\n".join(out)]) + "\n"
+
+    def _add(self, depth: int, text: str):
+        self.lines.append("    " * depth + text)
+
+    def _steps(self, steps, depth):
+        if not steps:
+            self._add(depth, "pass")
+        for step in steps:
+            if isinstance(step, Block):
+                self._block(step, depth)
+            elif isinstance(step, Fail):
+                self.fails.append(step.error)
+                self._add(depth, f"_raise({len(self.fails) - 1})")
+            elif isinstance(step, Loop):
+                rng = ", ".join(format_code(d, self.sym) for d in (step.start, step.stop))
+                self._add(depth, f"for {self.sym(step.var)} in range({rng}, {step.step}):")
+                self._guards(step.guards, depth + 1, f"at {step.var} = {{}} the loop", step.var)
+                self._steps(step.body, depth + 1)
+            elif isinstance(step, Branch):
+                self._add(depth, f"if {self.host(step.cond)}:")
+                self._guards(step.then_guards, depth + 1, "this branch")
+                self._steps(step.then, depth + 1)
+                if step.orelse or step.else_guards:
+                    self._add(depth, "else:")
+                    self._guards(step.else_guards, depth + 1, "this branch")
+                    self._steps(step.orelse, depth + 1)
+
+    def _guards(self, guards, depth, where, var=None):
+        for g in guards:
+            expr = format_code(g.expr, self.sym)
+            test = {"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel]
+            self.namespace.setdefault("_guards", []).append((g, where, var))
+            index = len(self.namespace["_guards"]) - 1
+            value = self.sym(var) if var else "None"
+            self._add(depth, f"if not ({test}):")
+            self._add(depth + 1, f"_guard_failed({index}, {value}, locals())")
+
+    def _block(self, block: Block, depth):
+        plan = self.plans[id(block)]
+        name = f"_b{len(self.blocks)}"
+        emitter = GraphEmitter(plan, name)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20 * len(plan.graph.eqns) + 1000))
+        try:
+            source = emitter.render()
+        finally:
+            sys.setrecursionlimit(limit)
+        # each block's user operators and constants under its own keys
+        source = source.replace("_consts[", f"_consts_{name}[").replace("_impl[", f"_impl_{name}[")
+        self.namespace[f"_consts_{name}"] = emitter.consts
+        self.namespace[f"_impl_{name}"] = emitter.user_ops
+        self.blocks.append(source)
+        args = [self.host(h) for h in block.inputs]
+        args += [f"{self.sym(s)}={self.sym(s)}" for s in emitter.free]
+        outs = [self.host(h) for h in block.outputs]
+        call = f"{name}({', '.join(args)})"
+        if outs:
+            self._add(depth, f"{', '.join(outs)}, = {call}")
+        else:
+            self._add(depth, call)
+
+    def _result(self, result) -> str:
+        kind, value = result
+        if kind == "tuple":
+            items = [self._result(r) for r in value]
+            return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+        if kind == "host":
+            return self.host(value)
+        if kind == "param":
+            return value
+        if kind == "dim":
+            if isinstance(value, SymFloat):
+                return symfloat_code(value, self.sym)
+            return format_code(value, self.sym)
+        self.consts.append(value)
+        return f"_results[{len(self.consts) - 1}]"
+
+
+def compile_function(fn: Function, plans: dict):
+    """``run(arguments, env) -> result`` for a compiled function, from generated source."""
+    emitter = FunctionEmitter(fn, plans)
+    source = emitter.render()
+    _COUNTER[0] += 1
+    filename = f"<pypto-function-{_COUNTER[0]}-{fn.name}>"
+    namespace = dict(_prelude())
+    namespace.update(emitter.namespace)
+    fails, guards = emitter.fails, emitter.namespace.get("_guards", [])
+
+    def _raise(k):
+        e = fails[k]
+        raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
+
+    def _guard_failed(k, value, scope):
+        g, where, var = guards[k]
+        if var is not None:
+            where = where.format(value)
+        raise ExecutionError(
+            f"{where} breaks an assumption PyPTO made when compiling it: {g}",
+            hint="indices that depend on a loop variable must stay in bounds and keep their "
+            "sign (write A[i - 1] only where i >= 1)",
+        )
+
+    namespace.update(
+        {"_raise": _raise, "_guard_failed": _guard_failed, "_results": emitter.consts,
+         "_astype": _astype, "np": np}
+    )  # fmt: skip
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    host = namespace[fn.name]
+    names = [p.name for p in fn.params]
+
+    def run(arguments: dict, env: dict):
+        try:
+            return host(*(arguments[n] for n in names))
+        except UnboundLocalError as e:
+            raise ExecutionError(
+                f"a variable is used before assignment (a loop that ran zero times or a branch "
+                f"that did not assign it): {e}"
+            ) from None
+
+    run.source = source
+    return run
