@@ -30,7 +30,17 @@ from ..passes.chunk import follow
 from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
-from ..symbolic import Expr, Sym, SymFloat, as_symbol, format_code, free_symbols, smax, smin
+from ..symbolic import (
+    Expr,
+    Sym,
+    SymFloat,
+    as_symbol,
+    format_code,
+    free_symbols,
+    is_dim,
+    smax,
+    smin,
+)
 
 PRELUDE = '''\
 import contextvars
@@ -319,10 +329,8 @@ class GraphEmitter:
             part.lines += block.lines
         else:
             self._outputs(k, region, c, part)
-        if c is None:
-            self.out.add("def part():")
-            self.out.lines += part.lines or ["    " * part.indent + "pass"]
-            self.out.add("part()")
+        if c is None:  # one block: its statements inline
+            self.out.lines += [line[4:] for line in part.lines]
         else:
             self.out.add("def part(_s, _e):")
             self.out.lines += part.lines or ["    " * part.indent + "pass"]
@@ -700,6 +708,11 @@ class GraphEmitter:
     def _getitem(self, e, region, ctx) -> str:
         a = e.inputs[0]
         index = [i for i in e.params["index"] if i is not Ellipsis]
+        direct = id(a) in self.inputs or id(a) in self.whole
+        scalar = len(index) == a.type.rank and not e.out.type.rank
+        if direct and index and scalar and all(is_dim(i) for i in index):
+            name = self.whole.get(id(a), self.names[id(a)])  # one element: a[i, j]
+            return f"{name}[{', '.join(self.dim(i) for i in index)}]"
         ar, post, j = [], [], 0
         for item in index:
             if item is None:
