@@ -120,3 +120,41 @@ def test_plans_compile_once_and_run_with_any_sizes_their_guards_allow():
         np.testing.assert_allclose(
             chain.run(x=data), np.exp(data - data.max(axis=-1, keepdims=True)), rtol=1e-15
         )
+
+
+def test_the_reference_backend_runs_the_same_plans(monkeypatch):
+    monkeypatch.setenv("PYPTO_BACKEND", "reference")
+
+    @ppto.compile
+    def f(a, b):
+        c = np.exp(a - a.max(axis=1, keepdims=True))
+        b[1:] = c[:-1].sum(axis=1)
+        return c / c.sum(axis=1, keepdims=True)
+
+    a, b = np.random.default_rng(3).standard_normal((6, 5)), np.zeros(6)
+    want_b = np.zeros(6)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    want_b[1:] = e[:-1].sum(axis=1)
+    np.testing.assert_allclose(f(a, b), e / e.sum(axis=1, keepdims=True), rtol=1e-15)
+    np.testing.assert_allclose(b, want_b, rtol=1e-15)
+
+
+def test_a_code_generator_failure_falls_back_to_the_plans(monkeypatch):
+    import pypto.runtime as runtime
+
+    def broken(*args):
+        raise RuntimeError("a renderer bug")
+
+    monkeypatch.setattr(runtime, "compile_function", broken)
+    monkeypatch.setattr(runtime, "compile_graph", broken)
+
+    def g(x):
+        return np.sin(x) * 2
+
+    data = np.arange(5.0)
+    monkeypatch.setenv("PYPTO_STRICT_EMIT", "0")
+    np.testing.assert_array_equal(ppto.compile(g)(data), g(data))
+    np.testing.assert_array_equal((ppto.sin(ppto.tensor("x")) * 2).run(x=data), g(data))
+    monkeypatch.setenv("PYPTO_STRICT_EMIT", "1")
+    with pytest.raises(RuntimeError, match="renderer bug"):
+        ppto.compile(g)(data)
