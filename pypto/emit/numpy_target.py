@@ -81,6 +81,12 @@ def _reuse(array, dtype, shape):
     return raw[:count].view(dtype).reshape(shape)
 
 
+def _cat(parts, axis):
+    """np.concatenate, except that a block inside one piece is that piece (no copy)."""
+    full = [p for p in parts if p.shape[axis]]
+    return full[0] if len(full) == 1 else np.concatenate(parts, axis=axis)
+
+
 def _py(x):
     return x.item() if hasattr(x, "item") else x
 
@@ -702,7 +708,9 @@ class GraphEmitter:
                     pr = tuple((0, n) if i == ax else r for i, r in enumerate(region))
                 parts.append(self._value(piece, pr, ctx))
                 start = start + n
-            return f"np.concatenate([{', '.join(parts)}], axis={ax})"
+            if (lo, hi) == (0, e.out.type.shape[ax]):
+                return f"np.concatenate([{', '.join(parts)}], axis={ax})"
+            return f"_cat([{', '.join(parts)}], {ax})"  # a block may lie inside one piece
         raise InternalError(f"no NumPy code for the reorder `{e.op}`")
 
     def _getitem(self, e, region, ctx) -> str:
