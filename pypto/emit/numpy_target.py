@@ -704,11 +704,11 @@ class GraphEmitter:
                 plo = smin(smax(lo - start, 0), n)
                 phi = smin(smax(hi - start, 0), n)
                 pr = tuple((plo, phi) if i == ax else r for i, r in enumerate(region))
-                if (lo, hi) == (0, e.out.type.shape[ax]):
+                if lo == 0 and self.plan.same((hi,), (e.out.type.shape[ax],)):
                     pr = tuple((0, n) if i == ax else r for i, r in enumerate(region))
                 parts.append(self._value(piece, pr, ctx))
                 start = start + n
-            if (lo, hi) == (0, e.out.type.shape[ax]):
+            if lo == 0 and self.plan.same((hi,), (e.out.type.shape[ax],)):
                 return f"np.concatenate([{', '.join(parts)}], axis={ax})"
             return f"_cat([{', '.join(parts)}], {ax})"  # a block may lie inside one piece
         raise InternalError(f"no NumPy code for the reorder `{e.op}`")
