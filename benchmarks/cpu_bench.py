@@ -109,18 +109,29 @@ WORKLOADS = {
 
 
 # -- peers ----------------------------------------------------------------------------------------
+NUMEXPR = {  # the elementwise workloads, as numexpr expressions
+    "W1": ("sin(x) + cos(y)", ("x", "y")),
+    "W6": (
+        "2 * arctan2(sqrt(sin((t2 - t1) / 2) ** 2 + cos(t1) * cos(t2) * sin((p2 - p1) / 2) ** 2),"
+        " sqrt(1 - (sin((t2 - t1) / 2) ** 2 + cos(t1) * cos(t2) * sin((p2 - p1) / 2) ** 2)))",
+        ("t1", "p1", "t2", "p2"),
+    ),
+}
+
+
 def peers(name: str, fn):
-    """Other implementations of the workload that can be built here: {label: callable}."""
+    """Other implementations of the workload that can be built here: {label: callable}. numba
+    compiles the same NumPy function (njit, parallel); it may refuse some (noted)."""
     found = {}
-    if importlib.util.find_spec("numexpr") and name in ("W1", "W6"):
+    if importlib.util.find_spec("numexpr") and name in NUMEXPR:
         import numexpr as ne
 
-        expr = {
-            "W1": "sin(x) + cos(y)",
-            "W6": "2 * arctan2(sqrt(t), sqrt(1 - t))",
-        }[name]
-        if name == "W1":
-            found["numexpr"] = lambda x, y: ne.evaluate(expr)
+        expr, names = NUMEXPR[name]
+        found["numexpr"] = lambda *a: ne.evaluate(expr, local_dict=dict(zip(names, a)))
+    if importlib.util.find_spec("numba"):
+        import numba
+
+        found["numba"] = numba.njit(parallel=True, fastmath=False)(fn)
     if importlib.util.find_spec("jax"):
         import jax
 
