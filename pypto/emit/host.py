@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol, format_code
-from .numpy_target import GraphEmitter, _astype, _ident, _prelude, symfloat_code
+from .numpy_target import GraphEmitter, _ident, _prelude, symfloat_code
 
 _COUNTER = [0]
 
@@ -171,8 +171,7 @@ def compile_function(fn: Function, plans: dict):
         )
 
     namespace.update(
-        {"_raise": _raise, "_guard_failed": _guard_failed, "_results": emitter.consts,
-         "_astype": _astype, "np": np}
+        {"_raise": _raise, "_guard_failed": _guard_failed, "_results": emitter.consts, "np": np}
     )  # fmt: skip
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)

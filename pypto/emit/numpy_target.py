@@ -91,6 +91,12 @@ def _py(x):
     return x.item() if hasattr(x, "item") else x
 
 
+def _astype(x, dtype):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.astype(dtype)
+    return np.asarray(x).astype(dtype)[()]
+
+
 def _slc(start, stop, step):
     return slice(start, stop if stop >= 0 else None, step)
 
@@ -528,7 +534,7 @@ class GraphEmitter:
         op = REGISTRY[e.op]
         attrs = {k: v for k, v in e.attrs if k != "weak"}
         if fam in ("map", "scalar"):
-            if e.op in ("arange", "linspace", "eye") or not op.builtin:
+            if op.ufunc is None and "numpy_code" not in op.extra:  # its NumPy impl, whole
                 return self._whole_then_slice(e, region, ctx)
             args = [
                 self._value(a, self._broadcast_region(a, region, e.out.type.shape), ctx)
@@ -553,9 +559,10 @@ class GraphEmitter:
             kw = f"axis={axes!r}, keepdims={keep}"
             if attrs.get("dtype") is not None:
                 kw += f", dtype=np.{attrs['dtype'].name}"
-            return f"np.{e.op}({self._value(a, tuple(ar), ctx)}, {kw})"
+            fn = op.numpy[0].__name__  # np.sum, np.max, ...
+            return f"np.{fn}({self._value(a, tuple(ar), ctx)}, {kw})"
         if fam == "scan" and self.sweep is e:  # one row of a sweep: the running row
-            step = {"cumsum": "add", "cumprod": "multiply"}[e.op]
+            step = op.extra["step"].__name__
             row = self._value(e.inputs[0], region, ctx)
             dt = f"np.{e.out.type.dtype.name}"
             ctx.lines.add("if _i == 0:")
@@ -569,7 +576,7 @@ class GraphEmitter:
             dt = f", dtype=np.{attrs['dtype'].name}" if attrs.get("dtype") is not None else ""
             if a.type.rank == 0 or region[ax] != (0, e.out.type.shape[ax]):
                 return self._whole_then_slice(e, region, ctx)
-            return f"np.{e.op}({self._value(a, region, ctx)}, axis={ax}{dt})"
+            return f"np.{op.numpy[0].__name__}({self._value(a, region, ctx)}, axis={ax}{dt})"
         if fam == "index":
             return self._reorder(e, region, ctx)
         if fam in ("contraction", "attention", "custom"):
@@ -595,21 +602,12 @@ class GraphEmitter:
         raise InternalError(f"no NumPy code for `{e.op}`")
 
     def _map_code(self, e, op, args, attrs, region) -> str:
+        """A ufunc call, or the code the op's registry entry gives (``numpy_code``)."""
         if op.ufunc is not None and not attrs:
             return f"np.{op.ufunc.__name__}({', '.join(args)})"
-        if e.op == "where":
-            return f"np.where({', '.join(args)})"
-        if e.op == "clip":
-            return f"np.clip({', '.join(args)})"
-        if e.op == "astype":
-            return f"_astype({args[0]}, np.{attrs['dtype'].name})"
-        if e.op == "copy":
-            return f"np.copy({args[0]})"
-        if e.op == "full":
-            dt = attrs["dtype"]
-            dtype = f", dtype=np.{dt.name}" if dt is not None else ""
-            shape = self._shape(tuple(hi - lo for lo, hi in region))
-            return f"np.full({shape}, {args[0]}{dtype})"
+        code = op.extra.get("numpy_code")
+        if code is not None:
+            return code(args, attrs, self._shape(tuple(hi - lo for lo, hi in region)))
         return self._user_call(e, args, attrs)
 
     def _user_call(self, e, args, attrs) -> str:
@@ -770,12 +768,6 @@ def _pyrepr(v) -> str:
     return repr(v)
 
 
-def _astype(x, dtype):
-    if isinstance(x, (np.ndarray, np.generic)):
-        return x.astype(dtype)
-    return np.asarray(x).astype(dtype)[()]
-
-
 _COUNTER = [0]
 _PRELUDE: dict = {}
 
@@ -801,7 +793,7 @@ def compile_graph(plan: GraphPlan):
     _COUNTER[0] += 1
     filename = f"<pypto-numpy-{_COUNTER[0]}>"
     namespace = dict(_prelude())  # the prelude runs once; each function gets a copy of it
-    namespace.update({"_impl": emitter.user_ops, "_consts": emitter.consts, "_astype": _astype})
+    namespace.update({"_impl": emitter.user_ops, "_consts": emitter.consts})
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)
     text = PRELUDE + "\n\n" + source

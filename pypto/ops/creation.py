@@ -50,6 +50,13 @@ register(
         dtype_rule=lambda v, shape, dtype: dtype if dtype is not None else as_dtype(v),
         normalize=_full_norm,
         numpy=(np.full,),
+        # generated code fills the block's region (``shape``), not the whole array
+        extra={
+            "numpy_code": lambda args, attrs, shape: (
+                f"np.full({shape}, {args[0]}"
+                + (f", dtype=np.{attrs['dtype'].name})" if attrs["dtype"] is not None else ")")
+            )
+        },
     )
 )
 

@@ -165,6 +165,7 @@ register(
         shape_rule=broadcast_rule,
         dtype_rule=_where_dtype,
         numpy=(np.where,),
+        extra={"numpy_code": lambda args, attrs, shape: f"np.where({', '.join(args)})"},
     )
 )
 
@@ -189,6 +190,10 @@ register(
         shape_rule=same_shape,
         dtype_rule=lambda key, dtype: dtype,
         normalize=lambda ctx, t, dtype: {"dtype": to_dtype(dtype, "astype")},
+        # generated code: the same conversion (a helper of the generated module's prelude)
+        extra={
+            "numpy_code": lambda args, attrs, shape: f"_astype({args[0]}, np.{attrs['dtype'].name})"
+        },
     )
 )
 
@@ -207,5 +212,6 @@ register(
         shape_rule=same_shape,
         dtype_rule=same_dtype,
         numpy=(np.copy,),
+        extra={"numpy_code": lambda args, attrs, shape: f"np.copy({args[0]})"},
     )
 )

@@ -27,7 +27,7 @@ def _scan_shape(ctx, shape, axis, dtype):
     return shape if shape else (1,)
 
 
-def _scan(name: str, ufunc_fn, doc: str):
+def _scan(name: str, ufunc_fn, step, doc: str):
     def api(a, axis=None, dtype=None, out=None):
         no_out(out, name)
         if axis is None:  # the flattened array (a number scans as a 1-element vector anyway)
@@ -48,9 +48,15 @@ def _scan(name: str, ufunc_fn, doc: str):
             dtype_rule=accumulate_dtype,
             normalize=_normalize,
             numpy=(ufunc_fn,),
+            extra={"step": step},  # the binary ufunc a scan applies between neighbours
         )
     )
 
 
-_scan("cumsum", np.cumsum, "Cumulative sum along ``axis`` (None: of the flattened array).")
-_scan("cumprod", np.cumprod, "Cumulative product along ``axis`` (None: of the flattened array).")
+_scan("cumsum", np.cumsum, np.add, "Cumulative sum along ``axis`` (None: of the flattened array).")
+_scan(
+    "cumprod",
+    np.cumprod,
+    np.multiply,
+    "Cumulative product along ``axis`` (None: of the flattened array).",
+)
