@@ -103,7 +103,7 @@ class FunctionEmitter:
             index = len(self.namespace["_guards"]) - 1
             value = self.sym(var) if var else "None"
             self._add(depth, f"if not ({test}):")
-            self._add(depth + 1, f"_guard_failed({index}, {value}, locals())")
+            self._add(depth + 1, f"_guard_failed({index}, {value})")
 
     def _block(self, block: Block, depth):
         plan = self.plans[id(block)]
@@ -160,7 +160,7 @@ def compile_function(fn: Function, plans: dict):
         e = fails[k]
         raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
 
-    def _guard_failed(k, value, scope):
+    def _guard_failed(k, value):
         g, where, var = guards[k]
         if var is not None:
             where = where.format(value)

@@ -255,15 +255,12 @@ class Fuser:
                     "multi-output",
                     ("also needed outside this kernel, at a shape other than the kernel's"),
                 )
-            if not all(self._trivial(ch) for _, _, _, ch in self._inside_edges(inside)):
+            if not all(self._trivial(ch) for _, _, ch in inside):
                 return False, "multi-output", "also needed outside, and read here through a reorder"
         ok, rule, reason = self._fits(g, p, fam, inside)
         if ok and multi:
             reason += "; also a kernel output (needed outside)"
         return ok, rule, reason
-
-    def _inside_edges(self, inside):
-        return [(None, c, i, ch) for c, i, ch in inside]
 
     def _fits(self, g: Group, p: Eqn, fam: str, inside) -> tuple[bool, str, str]:
         shape = p.out.type.shape
@@ -467,17 +464,10 @@ def build_kernels(fuser: Fuser, groups: list[Group]) -> list[Kernel]:
         members = {id(m) for m in g.members}
         eqns: dict[int, Eqn] = {}
         inputs: dict[int, Var] = {}
-        for m in g.members:
+        for m in g.members:  # each member, and the index maps between it and what it reads
             eqns[id(m)] = m
-            for a in fuser._operands(m) if not _transparent(m) else m.inputs:
+            for a in fuser._operands(m):
                 for src, chain in fuser.paths(a):
-                    for e in chain:
-                        eqns[id(e)] = e
-                    p = fuser.prod.get(id(src))
-                    if src is not None and (p is None or id(p) not in members):
-                        inputs.setdefault(id(src), src)
-            if _transparent(m):
-                for src, chain in fuser.paths(m.out):
                     for e in chain:
                         eqns[id(e)] = e
                     p = fuser.prod.get(id(src))

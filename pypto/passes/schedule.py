@@ -9,6 +9,7 @@ after both). Kernels of one level have no dependency between them and may run at
 
 from __future__ import annotations
 
+from ..errors import InternalError
 from .plan import GraphPlan, Kernel
 
 
@@ -27,8 +28,8 @@ def order_kernels(kernels: list[Kernel]) -> tuple[list[Kernel], dict[str, str]]:
                 done.add(id(k))
                 pending.remove(k)
                 break
-        else:  # fusion guarantees no cycle; keep going rather than loop forever
-            raise RuntimeError("kernels depend on each other in a cycle")
+        else:  # fusion guarantees no cycle; never loop forever
+            raise InternalError("kernels depend on each other in a cycle")
     renamed = {}
     for i, k in enumerate(placed):
         renamed[k.name], k.name = f"k{i}", f"k{i}"
