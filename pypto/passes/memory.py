@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..ir import Var
 from ..ops.indexing import SliceSpec, getitem_shape
+from ..shapes import size_of
 from ..symbolic import evaluate, smax, smin
 from ..types import TensorType
 from .fuse import nbytes
@@ -137,7 +138,7 @@ def read_bytes(k, v):
     box, total = None, 0
     for e in users:
         spans = _spans(e.params["index"], v.type.shape)
-        total = total + _volume(spans)
+        total = total + size_of(e.out.type.shape)  # the elements this slice reads
         if box is None:
             box = spans
         else:
