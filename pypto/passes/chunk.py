@@ -53,8 +53,12 @@ def candidate_axes(k: Kernel) -> list[int]:
         return []
     if k.kind in ("contraction", "attention"):
         return list(range(rank - 1))  # batch axes and rows, never columns
-    skip = set(k.reduced) | ({k.scan_axis} if k.scan_axis is not None else set())
-    return [a for a in range(rank) if a not in skip]
+    if k.reduced:
+        # only axes before every reduced one: a block is then whole rows, which NumPy reduces
+        # in the order it uses for the whole array; a block of an inner kept axis is a strided
+        # view that NumPy sums in another order (floats would differ in the last bit)
+        return list(range(min(k.reduced)))
+    return [a for a in range(rank) if a != k.scan_axis]
 
 
 def choose(k: Kernel, budget: int, names: dict, same) -> Chunking | None:
