@@ -1,9 +1,9 @@
 """@ppto.compile next to the original NumPy function: compile time, and run time per call.
 
-Today a compiled function runs its Function IR on the reference executor (op by op, NumPy), so
-the run-time ratio shows the interpreter's overhead, not an optimization: loops over scalars
-(Thomas sweeps) pay per-op overhead on every iteration; whole-array code (softmax) runs at
-NumPy speed. Min and median of N interleaved runs; ratio = NumPy time / PyPTO time.
+A compiled function runs as generated code (its host program around its blocks' NumPy code);
+the "large" corpus inputs are still small arrays, so the ratios show per-call overhead; loops
+over scalars (Thomas sweeps) pay a block call on every iteration. Min and median of N
+interleaved runs; ratio = NumPy time / PyPTO time. Last: the per-call overhead on tiny arrays.
 
     .venv/bin/python benchmarks/compile_overhead.py [--repeat 7]
 """
@@ -71,6 +71,33 @@ def main():
             f"{min(t_pp) * 1e3:8.2f}ms {min(t_np) / min(t_pp):6.2f} "
             f"{statistics.median(t_np) * 1e3:8.2f}ms {statistics.median(t_pp) * 1e3:8.2f}ms"
         )
+    tiny_np, tiny_pp = per_call_overhead()
+    print(
+        f"\nper call, a 3-op function on 100 float32: NumPy {tiny_np:.1f} us, compiled "
+        f"{tiny_pp:.1f} us (overhead {tiny_pp - tiny_np:.1f} us)"
+    )
+
+
+def three_ops(x, y):
+    return np.sin(x) * np.cos(y) + 1.0
+
+
+def per_call_overhead(calls=2000, repeat=7):
+    """Microseconds per call of three_ops on tiny arrays: NumPy, then the compiled version."""
+    x = np.random.default_rng(0).random(100).astype(np.float32)
+    y = x.copy()
+    compiled = ppto.compile(three_ops)
+    compiled(x, y)
+    out = []
+    for fn in (three_ops, compiled):
+        runs = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn(x, y)
+            runs.append((time.perf_counter() - start) / calls)
+        out.append(min(runs) * 1e6)
+    return out
 
 
 if __name__ == "__main__":
