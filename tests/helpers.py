@@ -134,3 +134,19 @@ def _run(build, inputs):
 def tolerance(dtype) -> float:
     """A relative tolerance for re-expressed float arithmetic in this dtype."""
     return {"e": 2e-3, "f": 2e-5, "d": 1e-12}.get(np.dtype(dtype).char, 1e-12)
+
+
+@st.composite
+def mask_shapes(draw, scores):
+    """A shape that broadcasts to the score shape: the full shape, ``(Lq, Lk)``, ``(Lk,)``, or
+    trailing axes with some sizes 1."""
+    kind = draw(st.sampled_from(["full", "rows", "last", "some"]))
+    if kind == "full":
+        return scores
+    if kind == "rows":
+        return scores[-2:]
+    if kind == "last":
+        return scores[-1:]
+    n = draw(st.integers(0, len(scores)))
+    tail = scores[len(scores) - n :]
+    return tuple(draw(st.sampled_from([1, s])) for s in tail)

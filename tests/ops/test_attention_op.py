@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import assert_same, check
+from helpers import assert_same, check, mask_shapes
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -88,22 +88,6 @@ def attention_inputs(draw, dtypes=("float32", "float64"), min_side=1):
     v = draw(values(dtype, (*bv, lk, dv)), label="v")
     scores = (*np.broadcast_shapes(bq, bk), lq, lk)
     return q, k, v, scores
-
-
-@st.composite
-def mask_shapes(draw, scores):
-    """A shape that broadcasts to the score shape: the full shape, ``(Lq, Lk)``, ``(Lk,)``, or
-    trailing axes with some sizes 1."""
-    kind = draw(st.sampled_from(["full", "rows", "last", "some"]))
-    if kind == "full":
-        return scores
-    if kind == "rows":
-        return scores[-2:]
-    if kind == "last":
-        return scores[-1:]
-    n = draw(st.integers(0, len(scores)))
-    tail = scores[len(scores) - n :]
-    return tuple(draw(st.sampled_from([1, s])) for s in tail)
 
 
 def scale_of(draw, dtype):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from helpers import assert_same, quiet
+from helpers import assert_same, mask_shapes, quiet
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -206,19 +206,6 @@ def inputs(draw, dtype, ranks, extra=(), kt=False):
         elif name == "vector":
             args.append(draw(values(dtype, (lk,)), label="w"))
     return Inputs(tuple(args), scores)
-
-
-@st.composite
-def mask_shapes(draw, scores):
-    kind = draw(st.sampled_from(["full", "rows", "last", "some"]))
-    if kind == "full":
-        return scores
-    if kind == "rows":
-        return scores[-2:]
-    if kind == "last":
-        return scores[-1:]
-    n = draw(st.integers(0, len(scores)))
-    return tuple(draw(st.sampled_from([1, s])) for s in scores[len(scores) - n :])
 
 
 # -- the cases ----------------------------------------------------------------------------------
