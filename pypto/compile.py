@@ -51,16 +51,26 @@ class CompiledFunction:
         self._source = None
         self._cache: dict = {}
         self._runners: dict = {}
+        self._recent: dict = {}  # exact argument kinds and sizes -> (Function, ..., env)
         self.history: list[str] = []  # why each specialization was compiled
         self._described: list[str] = []
 
     @api_boundary
     def __call__(self, *args, **kwargs):
         arguments = self._bind(args, kwargs)
-        specs, env, key = _specialize(arguments)
-        fn_ir = self._lookup(key, env)
-        if fn_ir is None:
-            fn_ir = self._compile(specs, env, key)
+        seen = _call_key(arguments)  # the same kinds of arguments as a recent call: its answer
+        found = self._recent.get(seen) if seen is not None else None
+        if found is not None:
+            fn_ir, env = found
+        else:
+            specs, env, key = _specialize(arguments)
+            fn_ir = self._lookup(key, env)
+            if fn_ir is None:
+                fn_ir = self._compile(specs, env, key)
+            if seen is not None:
+                if len(self._recent) > 64:
+                    self._recent.clear()
+                self._recent[seen] = (fn_ir, env)
         if fn_ir is _FALLBACK:
             return self._fn(*args, **kwargs)
         _check_aliasing(fn_ir, arguments)
@@ -150,6 +160,25 @@ def compile(fn=None, *, fallback: bool = False):
     if fn is None:
         return functools.partial(compile, fallback=fallback)
     return CompiledFunction(fn, fallback)
+
+
+def _call_key(arguments: dict):
+    """What a call's specialization depends on, exactly (types, dtypes, shapes, int and constant
+    values, and the registry's version); None when some argument is not simple enough."""
+    from .registry import REGISTRY
+
+    parts = [REGISTRY.version]
+    for name, v in arguments.items():
+        t = type(v)
+        if t is np.ndarray:
+            parts.append((name, v.dtype, v.shape))
+        elif t in (int, float, bool, complex, str, type(None)):
+            parts.append((name, t, v if t in (int, bool, str, type(None)) else None))
+        elif isinstance(v, np.generic):
+            parts.append((name, v.dtype))
+        else:
+            return None
+    return tuple(parts)
 
 
 def _specialize(arguments: dict):

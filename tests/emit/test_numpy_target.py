@@ -158,3 +158,18 @@ def test_a_code_generator_failure_falls_back_to_the_plans(monkeypatch):
     monkeypatch.setenv("PYPTO_STRICT_EMIT", "1")
     with pytest.raises(RuntimeError, match="renderer bug"):
         ppto.compile(g)(data)
+
+
+def test_repeated_calls_reuse_their_specialization_until_something_changes():
+    @ppto.compile
+    def f(x, n, flag=True):
+        return x[:n] * 2 if flag else x[:n]
+
+    x = np.arange(6.0)
+    for _ in range(3):  # the same kinds of arguments: one compilation
+        np.testing.assert_array_equal(f(x, 4), x[:4] * 2)
+    assert len(f.history) == 1
+    np.testing.assert_array_equal(f(x, 2), x[:2] * 2)  # another int: its own guards checked
+    np.testing.assert_array_equal(f(x, 3, False), x[:3])  # another constant: recompiled
+    np.testing.assert_array_equal(f(x.astype(np.float32), 4), x[:4] * 2)
+    assert f(x.astype(np.float32), 4).dtype == np.float32
