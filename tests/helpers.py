@@ -8,6 +8,10 @@ re-expressed). If NumPy raises, PyPTO must raise a PyptoError too.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -150,3 +154,23 @@ def mask_shapes(draw, scores):
     n = draw(st.integers(0, len(scores)))
     tail = scores[len(scores) - n :]
     return tuple(draw(st.sampled_from([1, s])) for s in tail)
+
+
+SEED_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "lazy_api"
+_seeds: dict = {}
+
+
+def load_seed(section: str):
+    """Import the design document's example of a section (``"3_2"``) once (the 7.1 example
+    registers an operator when imported)."""
+    if section not in _seeds:
+        (path,) = SEED_EXAMPLES.glob(f"seed_{section}_*.py")
+        spec = importlib.util.spec_from_file_location(f"example_{section}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, str(SEED_EXAMPLES))
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(SEED_EXAMPLES))
+        _seeds[section] = module
+    return _seeds[section]

@@ -1,33 +1,17 @@
 """Every example of the design document runs as written through the lazy API and matches NumPy."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import assert_same
+from helpers import SEED_EXAMPLES, assert_same, load_seed
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples" / "lazy_api"
+EXAMPLES = SEED_EXAMPLES
 SEED_SECTIONS = ["3_1", "3_2", "4_1", "5_1", "5_2", "7_1"]
-_loaded: dict = {}
-
-
-def load(section: str):
-    """Import an example once (the 7.1 example registers an operator when imported)."""
-    if section not in _loaded:
-        (path,) = EXAMPLES.glob(f"seed_{section}_*.py")
-        spec = importlib.util.spec_from_file_location(f"example_{section}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(EXAMPLES))
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(EXAMPLES))
-        _loaded[section] = module
-    return _loaded[section]
+load = load_seed
 
 
 def test_every_seed_section_has_an_example():

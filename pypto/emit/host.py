@@ -12,15 +12,10 @@ interpreter (function.py) stays the reference.
 
 from __future__ import annotations
 
-import linecache
-import sys
-
-import numpy as np
-
 from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol, format_code
-from .numpy_target import GraphEmitter, _ident, _prelude, symfloat_code
+from .numpy_target import GraphEmitter, _ident, load, symfloat_code
 
 _COUNTER = [0]
 
@@ -32,7 +27,7 @@ class FunctionEmitter:
         self.lines: list[str] = []
         self.blocks: list[str] = []  # the blocks' function sources
         self.hosts: dict[int, str] = {}
-        self.namespace: dict = {"_impl": {}, "_consts": {}}
+        self.namespace: dict = {}
         self.fails: list = []
         self.consts: list = []
         self.count = 0
@@ -109,16 +104,8 @@ class FunctionEmitter:
         plan = self.plans[id(block)]
         name = f"_b{len(self.blocks)}"
         emitter = GraphEmitter(plan, name)
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 20 * len(plan.graph.eqns) + 1000))
-        try:
-            source = emitter.render()
-        finally:
-            sys.setrecursionlimit(limit)
-        # each block's user operators and constants under its own keys
-        source = source.replace("_consts[", f"_consts_{name}[").replace("_impl[", f"_impl_{name}[")
-        self.namespace[f"_consts_{name}"] = emitter.consts
-        self.namespace[f"_impl_{name}"] = emitter.user_ops
+        source = emitter.render()
+        self.namespace.update(emitter.module_names())  # keyed by the block's name
         self.blocks.append(source)
         args = [self.host(h) for h in block.inputs]
         args += [f"{self.sym(s)}={self.sym(s)}" for s in emitter.free]
@@ -152,8 +139,6 @@ def compile_function(fn: Function, plans: dict):
     source = emitter.render()
     _COUNTER[0] += 1
     filename = f"<pypto-function-{_COUNTER[0]}-{fn.name}>"
-    namespace = dict(_prelude())
-    namespace.update(emitter.namespace)
     fails, guards = emitter.fails, emitter.namespace.get("_guards", [])
 
     def _raise(k):
@@ -170,11 +155,8 @@ def compile_function(fn: Function, plans: dict):
             "sign (write A[i - 1] only where i >= 1)",
         )
 
-    namespace.update(
-        {"_raise": _raise, "_guard_failed": _guard_failed, "_results": emitter.consts, "np": np}
-    )  # fmt: skip
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
+    names = {"_raise": _raise, "_guard_failed": _guard_failed, "_results": emitter.consts}
+    namespace = load(source, filename, {**emitter.namespace, **names})
     host = namespace[fn.name]
     names = [p.name for p in fn.params]
 

@@ -167,6 +167,8 @@ class GraphEmitter:
     def __init__(self, plan: GraphPlan, name: str):
         self.plan = plan
         self.name = name
+        # the module-level dicts the function reads constants and user operators from
+        self.consts_name, self.impl_name = f"_consts{name}", f"_impl{name}"
         self.graph = plan.graph
         self.names = {k: "v_" + _ident(v) for k, v in plan.names.items()}
         for v in self.graph.inputs:
@@ -178,6 +180,10 @@ class GraphEmitter:
         self.user_ops: dict[str, object] = {}
         self.consts: dict[str, np.ndarray] = {}
 
+    def module_names(self) -> dict:
+        """What the rendered function reads from its module besides the prelude."""
+        return {self.consts_name: self.consts, self.impl_name: self.user_ops}
+
     # -- symbols -----------------------------------------------------------------------------
     def sym(self, name: str) -> str:
         return _ident(name)
@@ -187,6 +193,16 @@ class GraphEmitter:
 
     # -- the function ------------------------------------------------------------------------
     def render(self) -> str:
+        """The function's source. Values are walked recursively (Python 3.11 keeps
+        pure-Python recursion off the C stack), so long chains get a higher limit."""
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20 * len(self.graph.eqns) + 1000))
+        try:
+            return self._render()
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _render(self) -> str:
         g = self.graph
         bound = self._bind_symbols()
         free = sorted(self._free_symbols() - bound)
@@ -198,7 +214,7 @@ class GraphEmitter:
         for i, (v, array) in enumerate(g.consts):
             key = f"_c{i}"
             self.consts[key] = array
-            self.out.add(f"{self.names[id(v)]} = _consts[{key!r}]")
+            self.out.add(f"{self.names[id(v)]} = {self.consts_name}[{key!r}]")
         buffers = {id(b.value): b for b in self.plan.buffers}
         by_name = {b.name: b for b in self.plan.buffers}
         for k in self.plan.kernels:
@@ -613,7 +629,7 @@ class GraphEmitter:
     def _user_call(self, e, args, attrs) -> str:
         self.user_ops[e.op] = REGISTRY[e.op].impl
         kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
-        return f"_impl[{e.op!r}]({', '.join([*args, *kw])})"
+        return f"{self.impl_name}[{e.op!r}]({', '.join([*args, *kw])})"
 
     def _whole_then_slice(self, e, region, ctx) -> str:
         """Compute the value whole (creation ops, scans along the block axis), then slice."""
@@ -628,7 +644,7 @@ class GraphEmitter:
             self.user_ops[e.op] = REGISTRY[e.op].impl
             kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
             local = f"{self.names[id(e.out)]}_w{self._next()}"
-            pre.lines.add(f"{local} = _impl[{e.op!r}]({', '.join([*args, *kw])})")
+            pre.lines.add(f"{local} = {self.impl_name}[{e.op!r}]({', '.join([*args, *kw])})")
             pre.memo[key] = local
         whole = pre.memo[key]
         index = self._index(region, e.out.type.shape)
@@ -772,6 +788,16 @@ _COUNTER = [0]
 _PRELUDE: dict = {}
 
 
+def load(source: str, filename: str, names: dict) -> dict:
+    """Run generated source in a copy of the prelude's namespace (the prelude runs once) plus
+    ``names``; its lines are registered so tracebacks show them."""
+    namespace = dict(_prelude())
+    namespace.update(names)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
 def _prelude() -> dict:
     if not _PRELUDE:
         exec(compile(PRELUDE, "<pypto-numpy-prelude>", "exec"), _PRELUDE)
@@ -784,18 +810,10 @@ def compile_graph(plan: GraphPlan):
     if cached is not None:
         return cached
     emitter = GraphEmitter(plan, "graph")
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20 * len(plan.graph.eqns) + 1000))  # values are walked
-    try:  # recursively; Python 3.11 keeps pure-Python recursion off the C stack
-        source = emitter.render()
-    finally:
-        sys.setrecursionlimit(limit)
+    source = emitter.render()
     _COUNTER[0] += 1
     filename = f"<pypto-numpy-{_COUNTER[0]}>"
-    namespace = dict(_prelude())  # the prelude runs once; each function gets a copy of it
-    namespace.update({"_impl": emitter.user_ops, "_consts": emitter.consts})
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
+    namespace = load(source, filename, emitter.module_names())
     text = PRELUDE + "\n\n" + source
     fn = namespace["graph"]
     free = emitter.free

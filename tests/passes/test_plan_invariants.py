@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import load_seed
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -484,7 +485,6 @@ def test_the_corpus_is_all_there():
 
 
 # -- the lazy-API examples and a user operator ----------------------------------------------------
-LAZY_EXAMPLES = ROOT / "examples" / "lazy_api"
 LAZY_CASES = [
     ("3_1", "map_chain", {"x": (2, 3, 4), "y": (2, 3, 4)}),
     ("3_1", "reduce_chain", {"x": (2, 3, 4)}),
@@ -496,18 +496,11 @@ LAZY_CASES = [
     ("5_1", "diffusion_op", {"u": (5, 6), "kappa": (5, 6)}),
     ("5_2", "attention_op", {"Q": (2, 4, 8), "K": (2, 3, 8), "V": (2, 3, 5)}),
 ]
-_lazy_modules: dict = {}
 
 
 def lazy_module(section: str):
     """An example module (those without user operators: importing them only builds chains)."""
-    if section not in _lazy_modules:
-        (path,) = LAZY_EXAMPLES.glob(f"seed_{section}_*.py")
-        spec = importlib.util.spec_from_file_location(f"plan_invariants_seed_{section}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _lazy_modules[section] = module
-    return _lazy_modules[section]
+    return load_seed(section)
 
 
 def chain_case(where: str, roots, bindings) -> Case:
