@@ -44,6 +44,7 @@ from ..symbolic import (
 
 PRELUDE = '''\
 import contextvars
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -56,19 +57,29 @@ _CPUS = max(1, os.cpu_count() or 1)
 
 
 def _chunks(part, n, block, work=0):
-    """part(s, e) over 0..n in blocks, on a thread pool when there is more than one; a kernel
-    touching more than 4 MiB is split into at least one block per core."""
+    """part(s, e) over 0..n in blocks; with more than one block, the calling thread and the
+    pool's threads take blocks in turn from a shared counter (NumPy releases the GIL), so a
+    kernel costs one task per thread, not one per block. A kernel touching more than 4 MiB is
+    split into at least one block per core."""
     if work > 1 << 22 and n > 1:
         block = min(block, -(-n // _CPUS))
     if n <= block:
         part(0, n)
         return
+    count = -(-n // block)
+    take = itertools.count().__next__  # atomic under the GIL
+
+    def worker():
+        i = take()
+        while i < count:
+            part(i * block, min(i * block + block, n))
+            i = take()
+
     if not _POOL:
         _POOL.append(ThreadPoolExecutor(_CPUS))
-    # each block runs in a copy of the caller's context: np.errstate applies in the workers
-    run = [contextvars.copy_context().run for _ in range(0, n, block)]
+    # each worker runs in a copy of the caller's context: np.errstate applies in the workers
     futures = [
-        _POOL[0].submit(r, part, s, min(s + block, n)) for r, s in zip(run, range(0, n, block))
+        _POOL[0].submit(contextvars.copy_context().run, worker) for _ in range(min(_CPUS, count))
     ]
     for f in futures:
         f.result()
@@ -177,6 +188,7 @@ class GraphEmitter:
         self.out = Lines()
         self.counter = 0
         self.sweep = None  # the scan eqn of a row sweep being emitted
+        self.within: dict = {}  # (concatenation, lo, hi) -> the piece that region lies in
         self.user_ops: dict[str, object] = {}
         self.consts: dict[str, np.ndarray] = {}
 
@@ -449,7 +461,9 @@ class GraphEmitter:
             return ctx.memo[key]
         e = self.prod.get(id(v))
         if e is not None and id(v) not in self.inputs and id(v) not in self.whole:
-            direct = self._ufunc_in_place(e, region, ctx, out)
+            direct = self._split(e, region, ctx, out)
+            if direct is None:
+                direct = self._ufunc_in_place(e, region, ctx, out)
             if direct is not None:
                 ctx.memo[key] = direct
                 return direct
@@ -480,11 +494,9 @@ class GraphEmitter:
     def _ufunc_in_place(self, e, region, ctx, out):
         """A ufunc map written into ``out``, or into an operand's block-sized array that
         nothing reads afterwards (no new temporary); None when neither applies."""
+        if not self._is_ufunc_map(e):
+            return None
         op = REGISTRY[e.op]
-        if family(e) != "map" or op.ufunc is None or e.attrs or e.out.type.weak:
-            return None
-        if op.ufunc.nout != 1 or not e.out.type.rank:
-            return None
         args = [
             self._value(a, self._broadcast_region(a, region, e.out.type.shape), ctx)
             if isinstance(a, Var)
@@ -507,6 +519,81 @@ class GraphEmitter:
             return None
         ctx.lines.add(f"np.{op.ufunc.__name__}({', '.join(args)}, out={target})")
         return target
+
+    def _split(self, e, region, ctx, out):
+        """A ufunc map whose operand is a concatenation that ``region`` spans several pieces
+        of (``np.gradient``'s edges and interior): computed piece by piece into ``out`` (or a
+        new block array), each piece reading its part where it is, so the concatenation is
+        never copied. Pieces of the chunk axis run only where the block meets them."""
+        if not self._is_ufunc_map(e):
+            return None
+        rank = e.out.type.rank
+        cats = []  # (operand, its concatenation, the axis of e it runs along)
+        for a in e.inputs:
+            c = self.prod.get(id(a)) if isinstance(a, Var) else None
+            if c is None or c.op != "concatenate" or id(a) in self.inputs or id(a) in self.whole:
+                continue
+            ax = c.params["axis"]
+            j = ax + rank - a.type.rank
+            if (id(a), *region[j]) in self.within or not self.plan.same(
+                (a.type.shape[ax],), (e.out.type.shape[j],)
+            ):
+                continue  # already inside one piece, or broadcast along the axis
+            cats.append((a, c, j))
+        if not cats:
+            return None
+        a, c, j = cats[0]
+        ax = c.params["axis"]
+        sizes = [p.type.shape[ax] for p in c.inputs]
+        # other operands concatenated along the same axis at the same places split with it
+        # (the rest read their pieces' part through _cat)
+        same = [
+            o
+            for o, oc, oj in cats
+            if oj == j
+            and len(oc.inputs) == len(sizes)
+            and self.plan.same(tuple(p.type.shape[oc.params["axis"]] for p in oc.inputs), sizes)
+        ]
+        lo, hi = region[j]
+        target = out
+        if target is None:
+            target = f"{self.names[id(e.out)]}_{self._next()}"
+            dt = e.out.type.dtype.name
+            shape = self._shape(tuple(h - l for l, h in region))
+            ctx.lines.add(f"{target} = np.empty({shape}, np.{'bool_' if dt == 'bool' else dt})")
+            self.fresh.add(target)
+        full = lo == 0 and self.plan.same((hi,), (e.out.type.shape[j],))
+        start = 0
+        for k, size in enumerate(sizes):
+            end = start + size
+            plo, phi = (start, end) if full else (smax(lo, start), smin(hi, end))
+            for o in same:
+                self.within[(id(o), plo, phi)] = k
+            sub = tuple((plo, phi) if i == j else r for i, r in enumerate(region))
+            index = [":"] * rank
+            index[j] = f"{self.dim(plo - lo)}:{self.dim(phi - lo)}"
+            piece_out = f"{target}[{', '.join(index)}]"
+            if full:
+                self._ufunc_in_place(e, sub, ctx, piece_out)
+            else:  # a block of the chunk axis meets only some pieces
+                ctx.lines.add(f"if {self.dim(plo)} < {self.dim(phi)}:")
+                lines = Lines()
+                lines.indent = ctx.lines.indent + 1
+                self._ufunc_in_place(e, sub, _Ctx(lines, dict(ctx.memo)), piece_out)
+                ctx.lines.lines += lines.lines
+            start = end
+        return target
+
+    def _is_ufunc_map(self, e) -> bool:
+        op = REGISTRY[e.op]
+        return (
+            family(e) == "map"
+            and op.ufunc is not None
+            and not e.attrs
+            and not e.out.type.weak
+            and op.ufunc.nout == 1
+            and bool(e.out.type.rank)
+        )
 
     def _next(self) -> int:
         self.counter += 1
@@ -712,6 +799,11 @@ class GraphEmitter:
         if e.op == "concatenate":
             ax = attrs["axis"]
             lo, hi = region[ax]
+            k = self.within.get((id(e.out), lo, hi))
+            if k is not None:  # the region lies inside piece k (see _split)
+                start = sum((p.type.shape[ax] for p in e.inputs[:k]), 0)
+                pr = tuple((lo - start, hi - start) if i == ax else r for i, r in enumerate(region))
+                return self._value(e.inputs[k], pr, ctx)
             parts, start = [], 0
             for piece in e.inputs:
                 n = piece.type.shape[ax]
