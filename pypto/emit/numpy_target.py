@@ -559,7 +559,7 @@ class GraphEmitter:
         if target is None:
             target = f"{self.names[id(e.out)]}_{self._next()}"
             dt = e.out.type.dtype.name
-            shape = self._shape(tuple(h - l for l, h in region))
+            shape = self._shape(tuple(hi_ - lo_ for lo_, hi_ in region))
             ctx.lines.add(f"{target} = np.empty({shape}, np.{'bool_' if dt == 'bool' else dt})")
             self.fresh.add(target)
         full = lo == 0 and self.plan.same((hi,), (e.out.type.shape[j],))

@@ -217,7 +217,7 @@ def test_maps_over_concatenations_with_different_pieces(axis):
     c, d = rng.standard_normal((7, 6)), rng.standard_normal((7, 2))
     if axis == 0:
         a, b, c, d = (np.ascontiguousarray(t.T) for t in (a, b, c, d))
-    names = dict(a=a, b=b, c=c, d=d)
+    names = {"a": a, "b": b, "c": c, "d": d}
     ta, tb, tc, td = (ppto.tensor(n) for n in names)
     chain = ppto.exp(ppto.concatenate([ta, tb], axis=axis)) * ppto.concatenate([tc, td], axis)
     want = np.exp(np.concatenate([a, b], axis)) * np.concatenate([c, d], axis)
