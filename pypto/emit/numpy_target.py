@@ -156,7 +156,7 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=128):
     return out
 '''
 
-_S, _E, _I = Sym("_s"), Sym("_e"), Sym("_i")
+_S, _E, _I0, _I1 = Sym("_s"), Sym("_e"), Sym("_i0"), Sym("_i1")
 
 
 def _ident(name: str) -> str:
@@ -343,25 +343,38 @@ class GraphEmitter:
         part = Lines()
         part.indent = self.out.indent + 1
         scan = next((e for e in k.body.eqns if family(e) == "scan"), None)
-        if scan is not None and scan.params["axis"] < scan.out.type.rank - 1:
-            # A scan along an outer axis: a sweep over it, one row at a time (the running row
-            # stays in cache and every access is contiguous), when rows are long enough for
-            # NumPy's per-call overhead; else NumPy's own scan on the block.
+        sweep = scan is not None and scan.params["axis"] < scan.out.type.rank - 1
+        if sweep:
+            # A scan along an outer axis: a sweep over it in batches of rows. Per row one
+            # call (the running sum into the batch's next row; every access contiguous); the
+            # prologue and epilogue run once per batch, which stays in cache. Used when rows
+            # are long enough for NumPy's per-call overhead; else NumPy's scan on the block.
             ax = scan.params["axis"]
             rows = 1
             for a, (lo, hi) in enumerate(region):
                 rows = rows if a == ax else rows * (hi - lo)
             part.add(f"if {self.dim(rows)} >= 256:")
-            sweep = Lines()
-            sweep.indent = part.indent + 1
-            sweep.add(f"for _i in range({self.dim(k.domain[ax])}):")
+            head = Lines()
+            head.indent = part.indent + 1
+            head.add(f"_rows = max(1, 65536 // {self.dim(rows)})")
+            n = self.dim(k.domain[ax])
+            batch = tuple((_I0, _I1) if a == ax else r for a, r in enumerate(region))
+            self.sweep = (scan, batch, self._sweep_target(k, scan, region, batch))
+            if self.sweep[2] is None:  # the batch's scan values in a scratch array
+                shape = tuple(
+                    Sym("_rows") if a == ax else hi - lo for a, (lo, hi) in enumerate(region)
+                )
+                dt = scan.out.type.dtype.name
+                head.add(
+                    f"_scan = np.empty({self._shape(shape)}, np.{'bool_' if dt == 'bool' else dt})"
+                )
+            head.add(f"for _i0 in range(0, {n}, _rows):")
             body = Lines()
-            body.indent = sweep.indent + 1
-            row = tuple((_I, _I + 1) if a == ax else r for a, r in enumerate(region))
-            self.sweep = scan
-            self._outputs(k, row, c, body)
+            body.indent = head.indent + 1
+            body.add(f"_i1 = min(_i0 + _rows, {n})")
+            self._outputs(k, batch, c, body)
             self.sweep = None
-            part.lines += sweep.lines + body.lines
+            part.lines += head.lines + body.lines
             part.add("else:")
             block = Lines()
             block.indent = part.indent + 1
@@ -375,7 +388,18 @@ class GraphEmitter:
             self.out.add("def part(_s, _e):")
             self.out.lines += part.lines or ["    " * part.indent + "pass"]
             extent, block, work = (self.dim(x) for x in (c.extent, c.block, c.work))
+            if sweep:  # a sweep's calls are per row: many small calls from two threads
+                work = 0  # contend for the GIL (measured 1.7x slower than one thread)
             self.out.add(f"_chunks(part, {extent}, {block}, {work})")
+
+    def _sweep_target(self, k, scan, region, batch):
+        """Where a sweep writes its scan values: straight into the kernel's output when the
+        scan is that output (same type, over the domain), else None (a scratch batch)."""
+        if scan.out not in k.outputs or any(s.out is scan.out for s in k.stores):
+            return None
+        if not self.plan.same(scan.out.type.shape, self.kernel.domain):
+            return None
+        return f"{self.names[id(scan.out)]}[{self._index(batch, scan.out.type.shape)}]"
 
     def _product_target(self, k, e):
         """The output buffer a matrix product may be written into directly: the kernel's only
@@ -403,7 +427,7 @@ class GraphEmitter:
                 index = self._index(r, v.type.shape) or "..."
                 target = f"{self.names[id(v)]}[{index}]"
                 code = self._value(v, r, ctx, out=target)
-                if code != target:
+                if code != target and not (code == "_blk" and self.sweep[2] == target):
                     lines.add(f"{target} = {code}")
         for w in writes:
             lines.add(w)
@@ -478,8 +502,10 @@ class GraphEmitter:
         if e is None:
             raise InternalError(f"{name} is neither an input nor computed in the kernel")
         code = self._eqn(e, region, ctx)
-        if code == "_acc":  # the running row of a sweep: never reused as scratch
-            ctx.memo[key] = code
+        if code == "_blk":  # a sweep's batch of scan values: in the output, or in scratch
+            ctx.memo[key] = code  # the epilogue may overwrite (the carry is a copy)
+            if self.sweep[2] is None:
+                self.fresh.add(code)
             return code
         if family(e) in ("index",) and region == self._full(v):
             ctx.memo[key] = code
@@ -664,15 +690,30 @@ class GraphEmitter:
                 kw += f", dtype=np.{attrs['dtype'].name}"
             fn = op.numpy[0].__name__  # np.sum, np.max, ...
             return f"np.{fn}({self._value(a, tuple(ar), ctx)}, {kw})"
-        if fam == "scan" and self.sweep is e:  # one row of a sweep: the running row
+        if fam == "scan" and self.sweep and self.sweep[0] is e and region == self.sweep[1]:
+            # a batch of a sweep: row by row, each the previous row (carried across batches
+            # in _prev) stepped with the input's row, NumPy's own order of operations
             step = op.extra["step"].__name__
-            row = self._value(e.inputs[0], region, ctx)
-            dt = f"np.{e.out.type.dtype.name}"
-            ctx.lines.add("if _i == 0:")
-            ctx.lines.add(f"    _acc = np.array({row}, dtype={dt})")
-            ctx.lines.add("else:")
-            ctx.lines.add(f"    np.{step}(_acc, {row}, out=_acc)")
-            return "_acc"
+            inp = self._value(e.inputs[0], region, ctx)
+            if not inp.isidentifier():
+                ctx.lines.add(f"_in = {inp}")
+                inp = "_in"
+            ax = e.params["axis"]
+            target = self.sweep[2]
+            lead = ":, " * ax
+            if target is None:
+                ctx.lines.add(f"_blk = _scan[{lead}:(_i1 - _i0)]")
+            else:
+                ctx.lines.add(f"_blk = {target}")
+            ctx.lines.add("for _r in range(_i1 - _i0):")
+            ctx.lines.add("    if _i0 + _r == 0:")
+            ctx.lines.add(f"        np.copyto(_blk[{lead}0], {inp}[{lead}0])")
+            ctx.lines.add("    else:")
+            ctx.lines.add(f"        np.{step}(_prev, {inp}[{lead}_r], out=_blk[{lead}_r])")
+            ctx.lines.add(f"    _prev = _blk[{lead}_r]")
+            if target is None:  # the scratch batch is overwritten by the next batch
+                ctx.lines.add("_prev = _prev.copy()")
+            return "_blk"
         if fam == "scan":
             ax = attrs["axis"]
             a = e.inputs[0]
