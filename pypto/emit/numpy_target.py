@@ -56,33 +56,71 @@ _POOL = []
 _CPUS = max(1, os.cpu_count() or 1)
 
 
-def _chunks(part, n, block, work=0):
-    """part(s, e) over 0..n in blocks; with more than one block, the calling thread and the
-    pool's threads take blocks in turn from a shared counter (NumPy releases the GIL), so a
-    kernel costs one task per thread, not one per block. A kernel touching more than 4 MiB is
-    split into at least one block per core."""
+def _chunks(part, n, block, work=0, blas=False):
+    """part(s, e) over 0..n in blocks; with more than one block, the pool's threads take blocks
+    in turn from a shared counter (NumPy releases the GIL), so a kernel costs one task per
+    thread, not one per block. A kernel touching more than 4 MiB is split into at least one
+    block per core. ``blas``: the blocks call BLAS, which then runs on one thread in each
+    worker (OpenBLAS's per-thread setting); where that cannot be set, one block after another
+    on this thread, leaving BLAS its own threads."""
     if work > 1 << 22 and n > 1:
         block = min(block, -(-n // _CPUS))
     if n <= block:
         part(0, n)
         return
+    setter = _blas_threads() if blas else None
+    if _CPUS == 1 or (blas and setter is None):
+        for s in range(0, n, block):
+            part(s, min(s + block, n))
+        return
     count = -(-n // block)
     take = itertools.count().__next__  # atomic under the GIL
 
     def worker():
-        i = take()
-        while i < count:
-            part(i * block, min(i * block + block, n))
+        before = setter(1) if setter is not None else None
+        try:
             i = take()
+            while i < count:
+                part(i * block, min(i * block + block, n))
+                i = take()
+        finally:
+            if setter is not None:
+                setter(before)
 
     if not _POOL:
         _POOL.append(ThreadPoolExecutor(_CPUS))
     # each worker runs in a copy of the caller's context: np.errstate applies in the workers
+    # (the calling thread only waits: as a worker itself it measured slower)
     futures = [
         _POOL[0].submit(contextvars.copy_context().run, worker) for _ in range(min(_CPUS, count))
     ]
     for f in futures:
         f.result()
+
+
+_BLAS = []
+
+
+def _blas_threads():
+    """OpenBLAS's ``openblas_set_num_threads_local`` from the BLAS NumPy has loaded (found in
+    /proc/self/maps, as threadpoolctl finds it), or None (another BLAS, another system)."""
+    if not _BLAS:
+        found = None
+        try:
+            import ctypes
+
+            with open("/proc/self/maps") as maps:
+                paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
+            for path in paths:
+                found = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
+                if found is not None:
+                    found.restype = ctypes.c_int
+                    found.argtypes = [ctypes.c_int]
+                    break
+        except (OSError, ImportError):
+            found = None
+        _BLAS.append(found)
+    return _BLAS[0]
 
 
 def _reuse(array, dtype, shape):
@@ -112,7 +150,7 @@ def _slc(start, stop, step):
     return slice(start, stop if stop >= 0 else None, step)
 
 
-def _attention(q, k, v, scale, mask, scale_op, out, rows=128):
+def _attention(q, k, v, scale, mask, scale_op, out, rows=256):
     """softmax(scale(q @ k^T) + mask) @ v over blocks of query rows: the score matrix of one
     block at a time (in cache), never the whole."""
     lq = q.shape[-2]
@@ -148,11 +186,15 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=128):
         else:
             target[...] = np.matmul(sc, vb)
 
-    # one block after another: the products inside use BLAS's own threads (a thread pool on
-    # top of them oversubscribes the cores and measured slower)
-    for i in np.ndindex(*batch):
-        for s in range(0, lq, rows):
+    # query blocks in parallel, each product on one BLAS thread (as one block after another
+    # with BLAS's own threads, the softmax between the products ran on one core: 1.5x slower)
+    tasks = [(i, s) for i in np.ndindex(*batch) for s in range(0, lq, rows)]
+
+    def run(a, b):
+        for i, s in tasks[a:b]:
             part(i, s, min(s + rows, lq))
+
+    _chunks(run, len(tasks), 1, blas=True)
     return out
 '''
 

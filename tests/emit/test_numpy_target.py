@@ -75,7 +75,7 @@ def test_generated_source_is_deterministic_and_imports_numpy_only(big_blocks):
     imports = {
         line.split()[1] for line in first.splitlines() if line.startswith(("import", "from"))
     }
-    assert imports <= {"contextvars", "itertools", "os", "concurrent.futures", "numpy"}
+    assert imports <= {"contextvars", "ctypes", "itertools", "os", "concurrent.futures", "numpy"}
     compile(first, "<generated>", "exec")
 
 
@@ -227,3 +227,32 @@ def test_maps_over_concatenations_with_different_pieces(axis):
     chain = ppto.exp(ppto.concatenate([ta, tb], axis=axis)) * ppto.concatenate([tc, td], axis)
     want = np.exp(np.concatenate([a, b], axis)) * np.concatenate([c, d], axis)
     np.testing.assert_array_equal(chain.run(**names), want)
+
+
+@pytest.mark.parametrize("blas_found", [True, False])
+def test_attention_blocks_run_in_parallel_with_one_blas_thread_each(blas_found):
+    """Query blocks run on the pool with OpenBLAS on one thread per worker (restored after);
+    where the per-thread setting is not found, one block after another. Same values both ways,
+    and the BLAS thread count is left as it was."""
+    from pypto.emit.numpy_target import _prelude
+
+    prelude = _prelude()
+    setter = prelude["_blas_threads"]()
+    if blas_found and setter is None:
+        pytest.fail("numpy's OpenBLAS exposes openblas_set_num_threads_local on this platform")
+    saved = list(prelude["_BLAS"])
+    if not blas_found:
+        prelude["_BLAS"][:] = [None]
+    try:
+        rng = np.random.default_rng(3)
+        q, k, v = (rng.standard_normal((3, 600, 16)).astype(np.float32) for _ in range(3))
+        chain = ppto.attention(ppto.tensor("q"), ppto.tensor("k"), ppto.tensor("v"), scale=0.25)
+        got = chain.run(q=q, k=k, v=v)
+        s = q @ np.swapaxes(k, -1, -2) * 0.25
+        e = np.exp(s - s.max(-1, keepdims=True))
+        np.testing.assert_allclose(got, (e / e.sum(-1, keepdims=True)) @ v, rtol=2e-5, atol=2e-6)
+        if setter is not None:
+            before = setter(3)
+            assert setter(before) == 3  # the setter really sets (and returns the old value)
+    finally:
+        prelude["_BLAS"][:] = saved

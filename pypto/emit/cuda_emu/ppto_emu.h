@@ -9,35 +9,22 @@
 // A barrier that some threads never reach is reported (not a hang). Atomics are plain
 // read-modify-writes: only one fiber runs at a time. Static __shared__ arrays keep their contents
 // from block to block (dynamic shared memory is refilled with 0xFF bytes at each block start).
-// The Python side is pypto/emit/cuda_emu/__init__.py; it appends one launcher per kernel.
+// The scheduler is ppto_emu_rt.cpp, a library loaded (RTLD_GLOBAL) before the kernel modules; the
+// Python side (loader.py) appends one launcher per kernel to the source.
 #ifndef PPTO_EMU_H
 #define PPTO_EMU_H
 
-#include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 #include <utility>
-
-#if !defined(__x86_64__) && !defined(PPTO_EMU_UCONTEXT)
-#define PPTO_EMU_UCONTEXT 1
-#endif
-#ifdef PPTO_EMU_UCONTEXT
-#include <ucontext.h>
-#endif
 
 #define PPTO_EMU 1
 #define __CUDA_ARCH__ 900
@@ -56,7 +43,7 @@
 #define __shared__ static
 // __restrict__ is a g++ keyword already.
 // dynamic shared memory: emitted code guards its CUDA spelling with #ifndef PPTO_DYN_SMEM
-#define PPTO_DYN_SMEM(T, name) T* const name = reinterpret_cast<T*>(::ppto_emu::S.dyn_smem)
+#define PPTO_DYN_SMEM(T, name) T* const name = reinterpret_cast<T*>(ppto_emu_pub.dyn_smem)
 
 // ---- vector types -------------------------------------------------------------------------------
 #define PPTO_VEC2(T, N, A)                                                                         \
@@ -447,41 +434,30 @@ PPTO_CAS(unsigned long long)
 PPTO_CAS(unsigned short)
 #undef PPTO_CAS
 
-// ---- the fiber scheduler ------------------------------------------------------------------------
-extern "C" __attribute__((visibility("hidden"))) void ppto_emu_switch(void** save, void* to);
-#ifndef PPTO_EMU_UCONTEXT
-// Saves the callee-saved registers on the current stack, stores the stack pointer in *save,
-// then loads `to` as the stack pointer and pops the registers saved there.
-asm(R"(
-    .text
-    .p2align 4
-    .globl ppto_emu_switch
-    .hidden ppto_emu_switch
-    .type ppto_emu_switch, @function
-ppto_emu_switch:
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
-    movq %rsp, (%rdi)
-    movq %rsi, %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %rbx
-    popq %rbp
-    ret
-    .size ppto_emu_switch, .-ppto_emu_switch
-)");
-#endif
+// ---- the runtime: ppto_emu_rt.cpp ---------------------------------------------------------------
+struct ppto_emu_public {
+    uint3 tid;  // threadIdx of the running fiber
+    uint3 bidx;
+    dim3 bdim, gdim;
+    unsigned char* dyn_smem;  // this block's dynamic shared memory
+    unsigned int linear;      // linear thread index of the running fiber
+    unsigned int nthreads;    // threads in a block
+};
+typedef void (*ppto_emu_body_t)(void**);
+extern "C" {
+extern ppto_emu_public ppto_emu_pub;
+unsigned int ppto_emu_block_barrier(int pred);
+unsigned long long ppto_emu_warp_sync(unsigned int mask, int op, unsigned long long val, int src,
+                                      int pred, const char* what);
+unsigned int ppto_emu_activemask();
+__attribute__((noreturn)) void ppto_emu_fail(const char* what, const char* detail);
+int ppto_emu_run_grid(const char* name, ppto_emu_body_t body, unsigned int gx, unsigned int gy,
+                      unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                      unsigned long long smem, void** args, int order, unsigned long long seed);
+}
 
 namespace ppto_emu {
-
-enum : unsigned char { READY = 0, WAIT_BLOCK = 1, WAIT_WARP = 2, DONE = 3 };
-enum : unsigned char {
+enum : int {
     OP_SYNC,
     OP_SHFL,
     OP_VOTE,
@@ -494,270 +470,23 @@ enum : unsigned char {
     OP_OR,
     OP_XOR
 };
-constexpr size_t STACK = 128 * 1024;  // per fiber, plus a guard page below
 
-struct Fiber {
-    void* sp;
-#ifdef PPTO_EMU_UCONTEXT
-    ucontext_t uc;
-#endif
-    uint3 tid;
-    unsigned int linear;
-    unsigned char state, op;
-    int pred;
-    int src;
-    unsigned int mask;
-    unsigned long long val, out;
-    const char* what;
-    char* stack;  // lowest usable byte
-};
+// After a switch point another fiber has run: nothing in memory may be assumed unchanged.
+inline void clobber() { asm volatile("" ::: "memory"); }
 
-struct Sched {
-    // launch
-    const char* kernel = "";
-    void (*body)(void**) = nullptr;
-    void** args = nullptr;
-    uint3 bidx{0, 0, 0};
-    unsigned int n = 0, nwarps = 0;
-    int order = 0;
-    unsigned long long rng = 0;
-    unsigned char* dyn_smem = nullptr;  // ends at a guard page: overruns fault
-    unsigned char* dyn_map = nullptr;
-    size_t dyn_cap = 0;
-    unsigned long long* perm = nullptr;  // random block order
-    unsigned long long perm_cap = 0;
-    // block
-    Fiber* fibers = nullptr;
-    unsigned int nfibers_alloc = 0;
-    Fiber* cur = nullptr;
-    void* main_sp = nullptr;
-#ifdef PPTO_EMU_UCONTEXT
-    ucontext_t main_uc;
-#endif
-    unsigned int* round = nullptr;
-    unsigned int round_len = 0, round_pos = 0;
-    unsigned char* next = nullptr;
-    unsigned int next_count = 0;
-    unsigned int bar_arrived = 0, bar_pred = 0, bar_result = 0, exited = 0;
-    unsigned int warp_arrived[32];
-    unsigned int warp_exists[32];
-    bool failed = false;
-    std::string error;
-};
-// Not static: the compiler must assume that the context switch (an external function) changes
-// them.
-inline Sched S;
-inline uint3 g_tid;
-inline dim3 g_bdim, g_gdim;
-inline uint3 g_bidx;
-
-inline unsigned long long next_rand() {  // splitmix64
-    unsigned long long z = (S.rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-inline void shuffle(unsigned int* a, unsigned int len) {
-    for (unsigned int i = len; i > 1; --i) {
-        unsigned int j = (unsigned int)(next_rand() % i);
-        unsigned int t = a[i - 1];
-        a[i - 1] = a[j];
-        a[j] = t;
-    }
-}
-
-inline void make_ready(unsigned int i) {
-    S.fibers[i].state = READY;
-    if (!S.next[i]) {
-        S.next[i] = 1;
-        S.next_count++;
-    }
-}
-
-inline Fiber* pop_ready() {
-    if (S.round_pos == S.round_len) {
-        if (S.next_count == 0) return nullptr;
-        unsigned int len = 0;
-        if (S.order == 1) {
-            for (unsigned int i = S.n; i-- > 0;)
-                if (S.next[i]) S.next[i] = 0, S.round[len++] = i;
-        } else {
-            for (unsigned int i = 0; i < S.n; ++i)
-                if (S.next[i]) S.next[i] = 0, S.round[len++] = i;
-            if (S.order == 2) shuffle(S.round, len);
-        }
-        S.next_count = 0;
-        S.round_len = len;
-        S.round_pos = 0;
-    }
-    return &S.fibers[S.round[S.round_pos++]];
-}
-
-// Switch from fiber `from` (nullptr: the launcher) to fiber `to` (nullptr: the launcher).
-// `dead`: `from` never resumes.
-inline void jump(Fiber* from, Fiber* to, bool dead = false) {
-    if (to) S.cur = to, g_tid = to->tid;
-#ifdef PPTO_EMU_UCONTEXT
-    ucontext_t* target = to ? &to->uc : &S.main_uc;
-    if (dead)
-        setcontext(target);
-    else
-        swapcontext(from ? &from->uc : &S.main_uc, target);
-#else
-    static void* dummy;
-    ppto_emu_switch(dead ? &dummy : from ? &from->sp : &S.main_sp, to ? to->sp : S.main_sp);
-#endif
-    asm volatile("" ::: "memory");
-}
-
-// The current fiber stops here (it was made to wait, or it is done); run the next ready one.
-inline void yield() {
-    Fiber* self = S.cur;
-    Fiber* nx = pop_ready();
-    if (nx == self) {
-        self->state = READY;
-        return;
-    }
-    jump(self, nx, self->state == DONE);
-}
-
-[[noreturn]] inline void fail(std::string msg) {
-    S.failed = true;
-    S.error = std::move(msg);
-    jump(S.cur, nullptr, true);
-    __builtin_unreachable();
-}
-
-inline std::string fmt_idx(uint3 v) {
-    return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
-}
-
-inline std::string where() {
-    return "kernel '" + std::string(S.kernel) + "' block " + fmt_idx(S.bidx) + " thread " +
-           fmt_idx(S.cur->tid);
-}
-
-inline void fiber_main() {
-    S.body(S.args);
-    Fiber* self = S.cur;
-    self->state = DONE;
-    S.exited++;
-    yield();
-    __builtin_unreachable();
-}
-
-inline unsigned int block_barrier(int pred) {
-    Fiber* f = S.cur;
-    f->state = WAIT_BLOCK;
-    S.bar_arrived++;
-    S.bar_pred += pred != 0;
-    if (S.bar_arrived == S.n) {
-        S.bar_result = S.bar_pred;
-        S.bar_arrived = S.bar_pred = 0;
-        for (unsigned int i = 0; i < S.n; ++i) make_ready(i);
-    }
-    yield();
-    return S.bar_result;
-}
-
-inline unsigned long long op_result(unsigned char op, unsigned int base, unsigned int mask,
-                                    unsigned int lane) {
-    Fiber* F = S.fibers + base;
-    switch (op) {
-        case OP_SHFL: {
-            int src = F[lane].src;
-            return (mask >> src) & 1u ? F[src].val : ~0ull;  // not participating: poison
-        }
-        case OP_VOTE: {
-            unsigned int ballot = 0;
-            for (unsigned int l = 0; l < 32; ++l)
-                if ((mask >> l) & 1u && F[l].pred) ballot |= 1u << l;
-            return ballot;
-        }
-        case OP_SYNC:
-            return 0;
-        default:
-            break;
-    }
-    unsigned long long r = 0;
-    bool first = true;
-    for (unsigned int l = 0; l < 32; ++l) {
-        if (!((mask >> l) & 1u)) continue;
-        unsigned long long v = F[l].val;
-        if (first) {
-            r = v;
-            first = false;
-            continue;
-        }
-        switch (op) {
-            case OP_ADD:
-                r = (unsigned int)(r + v);
-                break;
-            case OP_MIN_I:
-                r = (int)r < (int)v ? r : v;
-                break;
-            case OP_MAX_I:
-                r = (int)r > (int)v ? r : v;
-                break;
-            case OP_MIN_U:
-                r = (unsigned int)r < (unsigned int)v ? r : v;
-                break;
-            case OP_MAX_U:
-                r = (unsigned int)r > (unsigned int)v ? r : v;
-                break;
-            case OP_AND:
-                r &= v;
-                break;
-            case OP_OR:
-                r |= v;
-                break;
-            case OP_XOR:
-                r ^= v;
-                break;
-        }
-    }
+inline unsigned long long warp_sync(unsigned int mask, int op, unsigned long long val, int src,
+                                    int pred, const char* what) {
+    unsigned long long r = ppto_emu_warp_sync(mask, op, val, src, pred, what);
+    clobber();
     return r;
 }
 
-// A warp-level rendezvous of the lanes named in `mask`: returns this lane's result of `op`.
-inline unsigned long long warp_sync(unsigned int mask, unsigned char op, unsigned long long val,
-                                    int src, int pred, const char* what) {
-    Fiber* f = S.cur;
-    unsigned int w = f->linear >> 5, lane = f->linear & 31u, base = w << 5;
-    mask &= S.warp_exists[w];
-    if (!((mask >> lane) & 1u)) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "0x%08x", mask);
-        fail(std::string(what) + " in " + where() + ": the mask " + buf +
-             " does not name the calling lane " + std::to_string(lane));
-    }
-    f->state = WAIT_WARP;
-    f->op = op;
-    f->val = val;
-    f->src = src;
-    f->pred = pred;
-    f->mask = mask;
-    f->what = what;
-    unsigned int arrived = (S.warp_arrived[w] |= 1u << lane);
-    if ((arrived & mask) == mask) {
-        bool same = true;
-        for (unsigned int l = 0; l < 32; ++l)
-            if ((mask >> l) & 1u && S.fibers[base + l].mask != mask) same = false;
-        if (same) {
-            for (unsigned int l = 0; l < 32; ++l)
-                if ((mask >> l) & 1u)
-                    S.fibers[base + l].out = op_result(S.fibers[base + l].op, base, mask, l);
-            S.warp_arrived[w] &= ~mask;
-            for (unsigned int l = 0; l < 32; ++l)
-                if ((mask >> l) & 1u) make_ready(base + l);
-        }
-    }
-    yield();
-    return f->out;
-}
+inline unsigned int lane_id() { return ppto_emu_pub.linear & 31u; }
 
-inline unsigned int lane_id() { return S.cur->linear & 31u; }
+inline unsigned int warp_lanes() {  // the lanes that exist in the running fiber's warp
+    unsigned int base = ppto_emu_pub.linear & ~31u, n = ppto_emu_pub.nthreads - base;
+    return n >= 32 ? 0xffffffffu : (1u << n) - 1u;
+}
 
 template <class T>
 inline unsigned long long to_bits(T v) {
@@ -774,16 +503,11 @@ inline T from_bits(unsigned long long b) {
     return v;
 }
 
-inline void check_width(int width, const char* what) {
-    if (width <= 0 || width > 32 || (width & (width - 1)))
-        fail(std::string(what) + " in " + where() + ": width " + std::to_string(width) +
-             " is not a power of 2 in 1..32");
-}
-
 // the PTX shfl.sync lane arithmetic (c = ((32 - width) << 8) | 0x1f; .up uses cval = 0)
 template <class T>
 inline T shfl(unsigned int mask, T var, int mode, int b, int width, const char* what) {
-    check_width(width, what);
+    if (width <= 0 || width > 32 || (width & (width - 1)))
+        ppto_emu_fail(what, "width is not a power of 2 in 1..32");
     int lane = (int)lane_id();
     int segmask = (32 - width) & 31;
     int bval = b & 31;
@@ -812,207 +536,7 @@ inline T shfl(unsigned int mask, T var, int mode, int b, int width, const char* 
     return from_bits<T>(warp_sync(mask, OP_SHFL, to_bits(var), j, 0, what));
 }
 
-// ---- launching ----------------------------------------------------------------------------------
-inline char* alloc_stack() {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    void* p = mmap(nullptr, STACK + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                   0);
-    if (p == MAP_FAILED) return nullptr;
-    mprotect(p, page, PROT_NONE);  // guard page: a stack overflow faults
-    return (char*)p + page;
-}
-
-inline bool ensure_fibers(unsigned int n) {
-    if (n <= S.nfibers_alloc) return true;
-    Fiber* nf = (Fiber*)realloc((void*)S.fibers, n * sizeof(Fiber));
-    if (!nf) return false;
-    S.fibers = nf;
-    for (unsigned int i = S.nfibers_alloc; i < n; ++i) {
-        S.fibers[i].stack = alloc_stack();
-        if (!S.fibers[i].stack) return false;
-        S.nfibers_alloc = i + 1;
-    }
-    free(S.round);
-    free(S.next);
-    S.round = (unsigned int*)malloc(n * sizeof(unsigned int));
-    S.next = (unsigned char*)calloc(n, 1);
-    return S.round && S.next;
-}
-
-inline void init_fiber(Fiber& f, unsigned int i) {
-    // stagger the stack tops so that the fibers' hot stack lines do not share cache sets
-    char* top = f.stack + STACK - (i % 16) * 256;
-#ifdef PPTO_EMU_UCONTEXT
-    getcontext(&f.uc);
-    f.uc.uc_stack.ss_sp = f.stack;
-    f.uc.uc_stack.ss_size = (size_t)(top - f.stack);
-    f.uc.uc_link = nullptr;
-    makecontext(&f.uc, (void (*)())fiber_main, 0);
-#else
-    void** sp = (void**)((uintptr_t)top & ~(uintptr_t)15);
-    *--sp = nullptr;                       // fiber_main's return address: it never returns
-    *--sp = (void*)&fiber_main;            // popped by `ret` in ppto_emu_switch
-    for (int r = 0; r < 6; ++r) *--sp = 0;  // rbp rbx r12 r13 r14 r15
-    f.sp = sp;
-#endif
-}
-
-inline std::string lanes(unsigned int m) {
-    char buf[16];
-    snprintf(buf, sizeof buf, "0x%08x", m);
-    return buf;
-}
-
-inline std::string deadlock_message() {
-    unsigned int at_bar = 0, at_warp = 0;
-    for (unsigned int i = 0; i < S.n; ++i) {
-        at_bar += S.fibers[i].state == WAIT_BLOCK;
-        at_warp += S.fibers[i].state == WAIT_WARP;
-    }
-    std::string head = "kernel '" + std::string(S.kernel) + "' block " + fmt_idx(S.bidx) + ": ";
-    std::string total = std::to_string(S.n);
-    if (at_bar) {
-        std::string m = "barrier divergence in " + head + std::to_string(at_bar) + " of " + total +
-                        " threads reached __syncthreads(); ";
-        if (!at_warp) return m + "the others exited";
-        const char* what = "";
-        for (unsigned int i = 0; i < S.n; ++i)
-            if (S.fibers[i].state == WAIT_WARP) what = S.fibers[i].what;
-        return m + std::to_string(at_warp) + " wait at a warp-level sync (" + what + ") and " +
-               std::to_string(S.exited) + " exited";
-    }
-    for (unsigned int w = 0; w < S.nwarps; ++w) {
-        unsigned int waiting = 0, mask = 0;
-        const char* what = "";
-        for (unsigned int l = 0; l < 32 && w * 32 + l < S.n; ++l) {
-            Fiber& f = S.fibers[w * 32 + l];
-            if (f.state == WAIT_WARP) waiting |= 1u << l, mask = f.mask, what = f.what;
-        }
-        if (!waiting) continue;
-        unsigned int missing = mask & ~waiting;
-        unsigned int exited = 0;
-        for (unsigned int l = 0; l < 32; ++l)
-            if ((missing >> l) & 1u && S.fibers[w * 32 + l].state == DONE) exited++;
-        return "warp divergence in " + head + "warp " + std::to_string(w) + ": " +
-               std::to_string(__builtin_popcount(waiting)) + " lanes (" + lanes(waiting) +
-               ") wait at " + what + " with mask " + lanes(mask) + "; " +
-               std::to_string(__builtin_popcount(missing)) + " lanes of the mask never arrive (" +
-               std::to_string(exited) + " exited, the others wait elsewhere)";
-    }
-    return "deadlock in " + head + "no thread can run";
-}
-
-inline int run_grid(const char* name, unsigned int gx, unsigned int gy, unsigned int gz,
-                    unsigned int bx, unsigned int by, unsigned int bz, unsigned long long smem,
-                    void** args, int order, unsigned long long seed) {
-    S.failed = false;
-    S.error.clear();
-    S.kernel = name;
-    unsigned long long nthreads = (unsigned long long)bx * by * bz;
-    if (!gx || !gy || !gz || !bx || !by || !bz) {
-        S.error = "invalid launch of '" + std::string(name) + "': grid and block sizes must be >= 1";
-        return 1;
-    }
-    if (nthreads > 1024 || bz > 64 || gy > 65535 || gz > 65535) {
-        S.error = "invalid launch of '" + std::string(name) + "': block " + std::to_string(bx) +
-                  "x" + std::to_string(by) + "x" + std::to_string(bz) + ", grid " +
-                  std::to_string(gx) + "x" + std::to_string(gy) + "x" + std::to_string(gz) +
-                  " (at most 1024 threads a block, block z <= 64, grid y and z <= 65535)";
-        return 1;
-    }
-    if (smem > 232448) {
-        S.error = "invalid launch of '" + std::string(name) + "': " + std::to_string(smem) +
-                  " bytes of dynamic shared memory (sm_90 allows at most 232448)";
-        return 1;
-    }
-    unsigned int n = (unsigned int)nthreads;
-    if (!ensure_fibers(n)) {
-        S.error = "out of memory for " + std::to_string(n) + " fiber stacks";
-        return 1;
-    }
-    size_t smem16 = (smem + 15) & ~(size_t)15;
-    if (!S.dyn_map || smem16 > S.dyn_cap) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = (smem16 + page - 1) / page * page;
-        if (cap == 0) cap = page;
-        if (S.dyn_map) munmap(S.dyn_map, S.dyn_cap + page);
-        void* p = mmap(nullptr, cap + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p == MAP_FAILED) {
-            S.dyn_map = nullptr;
-            S.error = "out of memory for " + std::to_string(smem) + " bytes of shared memory";
-            return 1;
-        }
-        S.dyn_map = (unsigned char*)p;
-        S.dyn_cap = cap;
-        mprotect(S.dyn_map + cap, page, PROT_NONE);
-    }
-    S.dyn_smem = S.dyn_map + S.dyn_cap - smem16;
-    S.n = n;
-    S.nwarps = (n + 31) / 32;
-    S.args = args;
-    S.order = order;
-    S.rng = seed;
-    g_bdim = dim3(bx, by, bz);
-    g_gdim = dim3(gx, gy, gz);
-    for (unsigned int w = 0; w < S.nwarps; ++w)
-        S.warp_exists[w] = n - w * 32 >= 32 ? 0xffffffffu : (1u << (n - w * 32)) - 1u;
-    for (unsigned int i = 0; i < n; ++i) {
-        Fiber& f = S.fibers[i];
-        f.linear = i;
-        f.tid = uint3{i % bx, (i / bx) % by, i / (bx * by)};
-    }
-    unsigned long long nblocks = (unsigned long long)gx * gy * gz;
-    for (unsigned long long k = 0; k < nblocks; ++k) {
-        unsigned long long b = k;
-        if (order == 1) b = nblocks - 1 - k;
-        if (order == 2) {  // a random permutation of the blocks
-            unsigned long long*& perm = S.perm;
-            if (k == 0) {
-                if (S.perm_cap < nblocks) {
-                    free(perm);
-                    perm = (unsigned long long*)malloc(nblocks * sizeof *perm);
-                    if (!perm) {
-                        S.perm_cap = 0;
-                        S.error = "out of memory for a random order of the blocks";
-                        return 1;
-                    }
-                    S.perm_cap = nblocks;
-                }
-                for (unsigned long long i = 0; i < nblocks; ++i) perm[i] = i;
-                for (unsigned long long i = nblocks; i > 1; --i) {
-                    unsigned long long j = next_rand() % i, t = perm[i - 1];
-                    perm[i - 1] = perm[j];
-                    perm[j] = t;
-                }
-            }
-            b = perm[k];
-        }
-        S.bidx = uint3{(unsigned int)(b % gx), (unsigned int)((b / gx) % gy),
-                       (unsigned int)(b / ((unsigned long long)gx * gy))};
-        g_bidx = S.bidx;
-        if (smem) memset(S.dyn_smem, 0xff, smem);
-        for (unsigned int i = 0; i < n; ++i) {
-            init_fiber(S.fibers[i], i);
-            S.fibers[i].state = READY;
-            S.fibers[i].mask = 0;
-            S.next[i] = 1;
-        }
-        for (unsigned int w = 0; w < S.nwarps; ++w) S.warp_arrived[w] = 0;
-        S.next_count = n;
-        S.round_len = S.round_pos = 0;
-        S.bar_arrived = S.bar_pred = 0;
-        S.exited = 0;
-        Fiber* first = pop_ready();
-        jump(nullptr, first);
-        if (S.failed) return 1;
-        if (S.exited != n) {
-            S.error = deadlock_message();
-            return 1;
-        }
-    }
-    return 0;
-}
-
+// ---- launching: the launchers appended to the source call launch<&(kernel)> -------------------
 template <class... P, size_t... I>
 inline void invoke(void (*k)(P...), void** args, std::index_sequence<I...>) {
     k(*static_cast<std::remove_cv_t<P>*>(args[I])...);
@@ -1020,16 +544,19 @@ inline void invoke(void (*k)(P...), void** args, std::index_sequence<I...>) {
 
 template <auto K>
 inline void body(void** args) {
-    [&]<class... P>(void (*k)(P...)) {
-        invoke(k, args, std::index_sequence_for<P...>{});
-    }(K);
+    [&]<class... P>(void (*k)(P...)) { invoke(k, args, std::index_sequence_for<P...>{}); }(K);
+}
+
+template <auto K>
+inline int launch(const char* name, unsigned int gx, unsigned int gy, unsigned int gz,
+                  unsigned int bx, unsigned int by, unsigned int bz, unsigned long long smem,
+                  void** args, int order, unsigned long long seed) {
+    return ppto_emu_run_grid(name, &body<K>, gx, gy, gz, bx, by, bz, smem, args, order, seed);
 }
 
 template <class T>
-inline std::string type_name() {
-    std::string s = __PRETTY_FUNCTION__;
-    size_t a = s.find("T = ") + 4, e = s.find_first_of(";]", a);
-    return s.substr(a, e - a);
+inline const char* pretty() {
+    return __PRETTY_FUNCTION__;  // "... [with T = const float*]"
 }
 
 template <class T>
@@ -1053,49 +580,45 @@ inline size_t size_of() {
     else return sizeof(T);
 }
 
-// One line a parameter: "size kind pointee_size pointee_kind type name".
+template <class T>
+inline void describe(char* buf, size_t cap, size_t& len) {
+    using Q = std::remove_pointer_t<T>;
+    constexpr bool ptr = std::is_pointer_v<T>;
+    const char* name = strstr(pretty<T>(), "T = ");
+    name = name ? name + 4 : "?";
+    int n = snprintf(buf + len, cap - len, "%zu %c %zu %c %.*s\n", sizeof(T), kind<T>(),
+                     ptr ? size_of<Q>() : 0, ptr ? kind<Q>() : '-', (int)strcspn(name, ";]"),
+                     name);
+    if (n > 0) len = len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+}
+
+// One line a parameter: "size kind pointee_size pointee_kind type".
 template <auto K>
 inline const char* info() {
-    static std::string s = [] {
-        return [&]<class... P>(void (*)(P...)) {
-            std::string r;
-            auto one = [&]<class T>() {
-                using Q = std::remove_pointer_t<T>;
-                bool ptr = std::is_pointer_v<T>;
-                r += std::to_string(sizeof(T)) + " " + kind<T>() + " " +
-                     std::to_string(ptr ? size_of<Q>() : 0) + " " + (ptr ? kind<Q>() : '-') +
-                     " " + type_name<T>() + "\n";
-            };
-            (one.template operator()<std::remove_cv_t<P>>(), ...);
-            return r;
-        }(K);
-    }();
-    return s.c_str();
+    static char buf[8192];
+    size_t len = 0;
+    buf[0] = 0;
+    [&]<class... P>(void (*)(P...)) { (describe<std::remove_cv_t<P>>(buf, sizeof buf, len), ...); }(K);
+    return buf;
 }
-
-template <auto K>
-inline int launch(const char* name, unsigned int gx, unsigned int gy, unsigned int gz,
-                  unsigned int bx, unsigned int by, unsigned int bz, unsigned long long smem,
-                  void** args, int order, unsigned long long seed) {
-    S.body = &body<K>;
-    return run_grid(name, gx, gy, gz, bx, by, bz, smem, args, order, seed);
-}
-
 }  // namespace ppto_emu
 
 // ---- built-in variables and device functions ----------------------------------------------------
-static const uint3& threadIdx = ::ppto_emu::g_tid;
-static const uint3& blockIdx = ::ppto_emu::g_bidx;
-static const dim3& blockDim = ::ppto_emu::g_bdim;
-static const dim3& gridDim = ::ppto_emu::g_gdim;
+static const uint3& threadIdx = ppto_emu_pub.tid;
+static const uint3& blockIdx = ppto_emu_pub.bidx;
+static const dim3& blockDim = ppto_emu_pub.bdim;
+static const dim3& gridDim = ppto_emu_pub.gdim;
 constexpr int warpSize = 32;
 
-inline void __syncthreads() { ::ppto_emu::block_barrier(0); }
-inline int __syncthreads_count(int pred) { return (int)::ppto_emu::block_barrier(pred); }
-inline int __syncthreads_and(int pred) {
-    return ::ppto_emu::block_barrier(pred) == ::ppto_emu::S.n;
+inline unsigned int ppto_emu_barrier(int pred) {
+    unsigned int r = ppto_emu_block_barrier(pred);
+    ::ppto_emu::clobber();
+    return r;
 }
-inline int __syncthreads_or(int pred) { return ::ppto_emu::block_barrier(pred) != 0; }
+inline void __syncthreads() { ppto_emu_barrier(0); }
+inline int __syncthreads_count(int pred) { return (int)ppto_emu_barrier(pred); }
+inline int __syncthreads_and(int pred) { return ppto_emu_barrier(pred) == ppto_emu_pub.nthreads; }
+inline int __syncthreads_or(int pred) { return ppto_emu_barrier(pred) != 0; }
 inline void __syncwarp(unsigned int mask = 0xffffffffu) {
     ::ppto_emu::warp_sync(mask, ::ppto_emu::OP_SYNC, 0, 0, 0, "__syncwarp");
 }
@@ -1123,17 +646,12 @@ inline int __any_sync(unsigned int mask, int pred) {
     return ::ppto_emu::warp_sync(mask, ::ppto_emu::OP_VOTE, 0, 0, pred, "__any_sync") != 0;
 }
 inline int __all_sync(unsigned int mask, int pred) {
-    unsigned int m = mask & ::ppto_emu::S.warp_exists[::ppto_emu::S.cur->linear >> 5];
+    unsigned int m = mask & ::ppto_emu::warp_lanes();
     return ::ppto_emu::warp_sync(mask, ::ppto_emu::OP_VOTE, 0, 0, pred, "__all_sync") == m;
 }
-inline unsigned int __activemask() {
-    using namespace ::ppto_emu;
-    unsigned int base = S.cur->linear & ~31u, m = 0;
-    for (unsigned int l = 0; l < 32 && base + l < S.n; ++l)
-        if (S.fibers[base + l].state != DONE) m |= 1u << l;
-    return m;
-}
+inline unsigned int __activemask() { return ppto_emu_activemask(); }
 inline unsigned int __lanemask_lt() { return (1u << ::ppto_emu::lane_id()) - 1u; }
+inline unsigned int __lanemask_le() { return (2u << ::ppto_emu::lane_id()) - 1u; }
 #define PPTO_REDUCE(NAME, T, OP)                                                                   \
     inline T NAME(unsigned int mask, T value) {                                                    \
         return (T)::ppto_emu::warp_sync(mask, ::ppto_emu::OP, (unsigned int)value, 0, 0, #NAME);   \
@@ -1148,119 +666,17 @@ PPTO_REDUCE(__reduce_and_sync, unsigned int, OP_AND)
 PPTO_REDUCE(__reduce_or_sync, unsigned int, OP_OR)
 PPTO_REDUCE(__reduce_xor_sync, unsigned int, OP_XOR)
 #undef PPTO_REDUCE
-[[noreturn]] inline void __trap() { ::ppto_emu::fail("__trap() in " + ::ppto_emu::where()); }
+[[noreturn]] inline void __trap() { ppto_emu_fail("__trap()", "the kernel trapped"); }
 inline void __brkpt() { __trap(); }
+#ifdef __x86_64__
 inline long long clock64() { return (long long)__builtin_ia32_rdtsc(); }
-
-// ---- exported helpers (one copy per compiled module) --------------------------------------------
-PPTO_EXPORT const char* ppto_last_error() { return ::ppto_emu::S.error.c_str(); }
-
-// Allocates the fiber stacks for blocks of n threads ahead of time (in the parent of the forked
-// children that run isolated launches, so that each child does not map them anew).
-PPTO_EXPORT int ppto_reserve(unsigned int n) { return ::ppto_emu::ensure_fibers(n) ? 0 : 1; }
-
-typedef int (*ppto_launcher_t)(unsigned int, unsigned int, unsigned int, unsigned int,
-                               unsigned int, unsigned int, unsigned long long, void**, int,
-                               unsigned long long);
-
-// Runs a launcher in a forked child. The child copies the `nregions` memory regions (the
-// writable arrays) into a shared mapping once the kernel has finished; the parent copies them
-// back. Returns 0 (done), 1 (emulation error; message in err), -N (killed by signal N),
-// 2 (timed out, killed), 3 (interrupted), 4 (system error; message in err).
-PPTO_EXPORT int ppto_run_isolated(void* launcher, unsigned int gx, unsigned int gy,
-                                  unsigned int gz, unsigned int bx, unsigned int by,
-                                  unsigned int bz, unsigned long long smem, void** args, int order,
-                                  unsigned long long seed, void** regions,
-                                  const unsigned long long* sizes, int nregions, double timeout,
-                                  char* err, unsigned long long errlen) {
-    const size_t head = 4096;
-    size_t total = head;
-    for (int i = 0; i < nregions; ++i) total += sizes[i];
-    void* shm = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shm == MAP_FAILED) {
-        snprintf(err, errlen, "mmap of %zu bytes failed", total);
-        return 4;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        munmap(shm, total);
-        snprintf(err, errlen, "fork failed");
-        return 4;
-    }
-    if (pid == 0) {
-        int rc = ((ppto_launcher_t)launcher)(gx, gy, gz, bx, by, bz, smem, args, order, seed);
-        if (rc == 0) {
-            char* dst = (char*)shm + head;
-            for (int i = 0; i < nregions; ++i) {
-                memcpy(dst, regions[i], sizes[i]);
-                dst += sizes[i];
-            }
-        } else {
-            snprintf((char*)shm, head, "%s", ::ppto_emu::S.error.c_str());
-        }
-        fflush(stdout);
-        fflush(stderr);
-        _exit(rc == 0 ? 0 : 3);
-    }
-    int status = 0, result = 4;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    long nap = 20000;  // ns, doubled up to 2 ms
-    for (;;) {
-        pid_t r = waitpid(pid, &status, timeout > 0 ? WNOHANG : 0);
-        if (r == pid) break;
-        if (r < 0 && errno != EINTR) {
-            snprintf(err, errlen, "waitpid failed");
-            munmap(shm, total);
-            return 4;
-        }
-        if (r < 0 && timeout <= 0) {  // interrupted (a signal for the caller, e.g. Ctrl-C)
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            munmap(shm, total);
-            return 3;
-        }
-        if (timeout > 0) {
-            struct timespec t1;
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-            if (dt > timeout) {
-                kill(pid, SIGKILL);
-                waitpid(pid, &status, 0);
-                munmap(shm, total);
-                return 2;
-            }
-            struct timespec ts = {0, nap};
-            if (nanosleep(&ts, nullptr) != 0 && errno == EINTR) {
-                kill(pid, SIGKILL);
-                waitpid(pid, &status, 0);
-                munmap(shm, total);
-                return 3;
-            }
-            if (nap < 2000000) nap *= 2;
-        }
-    }
-    if (WIFSIGNALED(status)) {
-        result = -WTERMSIG(status);
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        const char* src = (const char*)shm + head;
-        for (int i = 0; i < nregions; ++i) {
-            memcpy(regions[i], src, sizes[i]);
-            src += sizes[i];
-        }
-        result = 0;
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
-        snprintf(err, errlen, "%s", (const char*)shm);
-        result = 1;
-    } else {
-        snprintf(err, errlen, "the emulation process exited with status %d",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        result = 4;
-    }
-    munmap(shm, total);
-    return result;
+#else
+#include <time.h>
+inline long long clock64() {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
+#endif
 
 #endif  // PPTO_EMU_H
