@@ -75,7 +75,15 @@ def test_generated_source_is_deterministic_and_imports_numpy_only(big_blocks):
     imports = {
         line.split()[1] for line in first.splitlines() if line.startswith(("import", "from"))
     }
-    assert imports <= {"contextvars", "ctypes", "itertools", "os", "concurrent.futures", "numpy"}
+    assert imports <= {
+        "contextvars",
+        "ctypes",
+        "itertools",
+        "os",
+        "threading",
+        "concurrent.futures",
+        "numpy",
+    }
     compile(first, "<generated>", "exec")
 
 
