@@ -33,6 +33,12 @@ Compiled modules are cached on disk (``$PYPTO_CACHE_DIR``, else ``~/.cache/pypto
 the SHA-256 of the source, the headers and the flags. `available` says why it cannot run here.
 Compiler options in NVRTC's spelling are accepted: ``-D``, ``-U`` and ``-I`` options go to g++,
 the others (``--std=...``, ``--use_fast_math``, ``-arch=...``) are ignored.
+
+The scheduler (``ppto_emu_rt.cpp``) is a library of its own, built once and loaded before the
+kernel modules; it switches fibers with a few x86-64 instructions, or with ``swapcontext`` on
+other CPUs (and with ``-DPPTO_EMU_UCONTEXT``: one scheduler a process). Each thread has a 128 KiB
+stack. Static ``__shared__`` arrays keep their contents from block to block; dynamic shared memory
+(``PPTO_DYN_SMEM``) is filled with 0xFF bytes (NaN) at each block start and ends at a guard page.
 """
 
 from pypto.emit.cuda_emu.loader import (

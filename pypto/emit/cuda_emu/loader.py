@@ -167,22 +167,25 @@ def _headers_digest() -> bytes:
 
 
 def _gxx_options(options) -> list[str]:
+    """NVRTC options to g++ ones: -D -U -I kept (-I made absolute), the others dropped."""
     out: list[str] = []
     it = iter(options)
     for opt in it:
         if not isinstance(opt, str):
             raise TypeError(f"compiler options are strings, got {opt!r}")
-        for flag in ("-D", "-U", "-I"):
+        for flag, long in (
+            ("-D", "--define-macro="),
+            ("-U", "--undefine-macro="),
+            ("-I", "--include-path="),
+        ):
             if opt == flag:  # "-D", "NAME=1" as two items
-                out += [flag, next(it, "")]
-                break
-            if opt.startswith(flag):
-                out.append(opt)
-                break
-        if opt.startswith("--define-macro="):
-            out.append("-D" + opt.split("=", 1)[1])
-        elif opt.startswith("--include-path="):
-            out.append("-I" + opt.split("=", 1)[1])
+                value = next(it, "")
+            elif opt.startswith(flag) or opt.startswith(long):
+                value = opt[len(flag if opt.startswith(flag) else long) :]
+            else:
+                continue
+            out.append(flag + (os.path.abspath(value) if flag == "-I" else value))
+            break
     return out
 
 
@@ -301,7 +304,10 @@ class EmuModule:
         gxx_opts = _gxx_options(options)
         self._rt = _runtime(gxx_opts)
         self.library_path = _build(self.source, gxx_opts)
-        self._lib = ctypes.CDLL(str(self.library_path))
+        try:
+            self._lib = ctypes.CDLL(str(self.library_path))
+        except OSError as e:  # e.g. a function declared, used and never defined
+            raise EmulationError(f"the compiled CUDA source does not load: {e}") from None
         self._kernels: dict[str, EmuKernel] = {}
 
     def get_function(self, name: str) -> EmuKernel:
@@ -373,13 +379,15 @@ class EmuKernel:
         if not isinstance(value, np.generic):
             hint = _NUMPY_NAMES.get((p.kind, p.size))
             hint = f"such as {hint}({value!r})" if hint else f"of {p.size} bytes"
-            raise TypeError(f"{where} is a {type(value).__name__}: pass a NumPy scalar {hint}")
+            raise TypeError(
+                f"{where} is a Python {type(value).__name__}: pass a NumPy scalar {hint}"
+            )
         dt = value.dtype
         if dt.itemsize != p.size:
             raise TypeError(f"{where} takes {p.size} bytes; got a NumPy {dt} ({dt.itemsize} bytes)")
         if p.kind in "fiubc" and dt.kind in "fiub" and (p.kind == "f") != (dt.kind == "f"):
-            want = "floating" if p.kind == "f" else "integer"
-            raise TypeError(f"{where} takes a {want} value; got a NumPy {dt}")
+            want = "a floating" if p.kind == "f" else "an integer"
+            raise TypeError(f"{where} takes {want} value; got a NumPy {dt}")
         return value.tobytes(), None
 
     def __call__(
@@ -439,22 +447,22 @@ class EmuKernel:
         ptrs = (ctypes.c_void_p * max(nreg, 1))(*[lo for lo, _ in regions])
         sizes = (ctypes.c_ulonglong * max(nreg, 1))(*[hi - lo for lo, hi in regions])
         err = ctypes.create_string_buffer(4096)
-        with _LOCK:
+        with _LOCK:  # (the child gets a consistent copy of the scheduler's state)
             lib.ppto_reserve(b[0] * b[1] * b[2])  # stacks mapped once, here, for every child
-        rc = lib.ppto_run_isolated(
-            self._launch_ptr,
-            *dims,
-            shared_mem,
-            argv,
-            code,
-            seed,
-            ptrs,
-            sizes,
-            nreg,
-            float(timeout or 0.0),
-            err,
-            len(err),
-        )
+            rc = lib.ppto_run_isolated(
+                self._launch_ptr,
+                *dims,
+                shared_mem,
+                argv,
+                code,
+                seed,
+                ptrs,
+                sizes,
+                nreg,
+                float(timeout or 0.0),
+                err,
+                len(err),
+            )
         if rc == 0:
             return
         launch = f"kernel '{self.name}' (grid {g}, block {b})"
@@ -464,8 +472,11 @@ class EmuKernel:
                 name = signal.Signals(sig).name
             except ValueError:
                 name = f"signal {sig}"
+            hint = ""
+            if sig in (signal.SIGSEGV, signal.SIGBUS):
+                hint = " (a bad address, or a thread's stack overflowed: each has 128 KiB)"
             raise EmulationError(
-                f"kernel crashed: signal {name} ({signal.strsignal(sig)}) in {launch}"
+                f"kernel crashed: signal {name} ({signal.strsignal(sig)}) in {launch}{hint}"
             )
         if rc == 2:
             raise EmulationError(

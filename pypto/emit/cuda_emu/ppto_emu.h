@@ -261,6 +261,8 @@ inline float __fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }
 inline double __dadd_rn(double x, double y) { return x + y; }
 inline double __dmul_rn(double x, double y) { return x * y; }
 inline double __fma_rn(double x, double y, double z) { return fma(x, y, z); }
+// C23 names (newer glibc declares some of them): macros, so as not to clash with those
+namespace ppto_emu {
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
@@ -268,6 +270,14 @@ inline float sinpif(float x) { return sinf(3.14159265358979323846f * x); }
 inline float cospif(float x) { return cosf(3.14159265358979323846f * x); }
 inline double sinpi(double x) { return sin(3.14159265358979323846 * x); }
 inline double cospi(double x) { return cos(3.14159265358979323846 * x); }
+}  // namespace ppto_emu
+#define rsqrtf ::ppto_emu::rsqrtf
+#define rsqrt ::ppto_emu::rsqrt
+#define rcbrtf ::ppto_emu::rcbrtf
+#define sinpif ::ppto_emu::sinpif
+#define cospif ::ppto_emu::cospif
+#define sinpi ::ppto_emu::sinpi
+#define cospi ::ppto_emu::cospi
 inline float __saturatef(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
 inline float saturate(float x) { return __saturatef(x); }
 inline int __float2int_rn(float x) { return (int)nearbyintf(x); }

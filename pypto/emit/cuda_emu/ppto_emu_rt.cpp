@@ -592,6 +592,8 @@ PPTO_RT int ppto_run_isolated(void* launcher, unsigned int gx, unsigned int gy, 
         return 4;
     }
     if (pid == 0) {
+        // the parent's crash handlers (Python's faulthandler) must not run here: die of the signal
+        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) signal(sig, SIG_DFL);
         int rc = ((ppto_launcher_t)launcher)(gx, gy, gz, bx, by, bz, smem, args, order, seed);
         if (rc == 0) {
             char* dst = (char*)shm + head;
