@@ -10,12 +10,41 @@ from .errors import BindingError, PyptoError
 from .symbolic import Dim, Sym
 
 
+def is_device_array(value) -> bool:
+    """A GPU array (CuPy's, or anything with ``__cuda_array_interface__``): the CUDA target."""
+    return all(hasattr(value, a) for a in ("__cuda_array_interface__", "dtype", "shape"))
+
+
+def device_module(values):
+    """The CuPy module for the first GPU array among ``values``, or None (all on the host). The
+    emulator's stand-in marks its arrays with the module to use (``_pypto_cupy``)."""
+    for v in values:
+        if is_device_array(v):
+            found = getattr(v, "_pypto_cupy", None)
+            if found is not None:
+                return found
+            import importlib
+
+            try:
+                return importlib.import_module("cupy")
+            except ImportError:
+                raise BindingError(
+                    f"a GPU array ({type(v).__module__}.{type(v).__name__}) was given but CuPy "
+                    "is not installed",
+                    hint="pip install pypto-compiler[cuda]",
+                    code="PPT406",
+                ) from None
+    return None
+
+
 def refuse_foreign(name: str, value, what: str = "input") -> None:
-    """GPU arrays (until the CUDA backend exists) and np.matrix are refused, by name."""
-    if hasattr(value, "__cuda_array_interface__"):
+    """np.matrix, and GPU arrays without CuPy's ``shape``/``dtype``, are refused by name (GPU
+    arrays run on the CUDA target)."""
+    if hasattr(value, "__cuda_array_interface__") and not is_device_array(value):
         raise BindingError(
-            f"{what} {name!r} is a GPU array ({type(value).__module__}.{type(value).__name__})",
-            hint="the CUDA backend is not built yet; pass a NumPy array",
+            f"{what} {name!r} is a GPU array ({type(value).__module__}.{type(value).__name__}) "
+            "without a dtype and shape",
+            hint="pass a CuPy array (cupy.asarray(x) wraps any __cuda_array_interface__ array)",
             code="PPT406",
         )
     if isinstance(value, np.matrix):

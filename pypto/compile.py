@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .bindings import dtype_of, refuse_foreign, symbolic_shape
+from .bindings import dtype_of, is_device_array, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
 from .function import Function, guards_hold, verify_function
@@ -172,6 +172,8 @@ def _call_key(arguments: dict):
         t = type(v)
         if t is np.ndarray:
             parts.append((name, v.dtype, v.shape))
+        elif is_device_array(v):
+            parts.append((name, t, v.dtype, v.shape))
         elif t in (int, float, bool, complex, str, type(None)):
             parts.append((name, t, v if t in (int, bool, str, type(None)) else None))
         elif isinstance(v, np.generic):
@@ -195,7 +197,7 @@ def _specialize(arguments: dict):
 
 def _describe_arg(name, value, env):
     refuse_foreign(name, value, "argument")
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or is_device_array(value):
         dtype = dtype_of(name, value.dtype, "argument")
         ones = tuple(s == 1 for s in value.shape)
         dims = symbolic_shape(name, value.shape, env)

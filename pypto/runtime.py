@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from .bindings import device_module
+from .emit.cuda_target import compile_graph_cuda
 from .emit.host import compile_function
 from .emit.numpy_target import compile_graph
 from .emit.reference import run_plan
@@ -24,6 +26,9 @@ def backend() -> str:
 
 
 def run_graph(plan: GraphPlan, values: list, env: dict) -> list:
+    cp = device_module(values)
+    if cp is not None:  # GPU arrays: the CUDA target
+        return compile_graph_cuda(plan, cp)(values, env)
     if backend() == "reference":
         return run_plan(plan, values, env)
     try:
@@ -43,8 +48,23 @@ def run_graph(plan: GraphPlan, values: list, env: dict) -> list:
 def run_compiled(fn: Function, plans: dict):
     """``run(arguments, env) -> result`` for a compiled function: its host program and blocks
     as generated code (emit/host.py), or with PYPTO_BACKEND=reference the Function IR's
-    interpreter running each block's Plan kernel by kernel."""
+    interpreter running each block's Plan kernel by kernel. With GPU arrays among the
+    arguments, the interpreter runs each block on the CUDA target."""
+    host = _run_on_host(fn, plans)
 
+    def run(arguments, env):
+        cp = device_module(arguments.values())
+        if cp is None:
+            return host(arguments, env)
+        return run_function(
+            fn, arguments, env, lambda b, v, e: compile_graph_cuda(plans[id(b)], cp)(v, e)
+        )
+
+    run.source = getattr(host, "source", None)
+    return run
+
+
+def _run_on_host(fn: Function, plans: dict):
     def by_plans(arguments, env):
         return run_function(fn, arguments, env, lambda b, v, e: run_graph(plans[id(b)], v, e))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import api
-from .bindings import dtype_of, refuse_foreign
+from .bindings import dtype_of, is_device_array, refuse_foreign
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, api_boundary
@@ -66,7 +66,7 @@ def _bound_value(name: str, value):
     refuse_foreign(name, value)
     if python_scalar_type(value) is not None or isinstance(value, np.generic):
         return value
-    if not isinstance(value, np.ndarray):
+    if not isinstance(value, np.ndarray) and not is_device_array(value):
         try:
             value = np.asarray(value)
         except Exception as e:

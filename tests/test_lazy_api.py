@@ -1,5 +1,7 @@
 """The lazy API of the design document: building chains, binding inputs, running, caching."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 from helpers import assert_same
@@ -200,6 +202,14 @@ def test_values_that_are_not_numpy_arrays():
     with pytest.raises(ppto.BindingError, match="GPU array") as e:
         (x * 2).run(x=FakeGPUArray())
     assert e.value.code == "PPT406"
+
+    class FakeCupyArray(FakeGPUArray):  # a GPU array PyPTO would run, but CuPy is absent here
+        dtype, shape = np.dtype(np.float32), (3,)
+
+    if importlib.util.find_spec("cupy") is None:
+        with pytest.raises(ppto.BindingError, match="CuPy is not installed") as e:
+            (x * 2).run(x=FakeCupyArray())
+        assert e.value.code == "PPT406"
     with pytest.warns(PendingDeprecationWarning):
         matrix = np.matrix([[1.0]])
     with pytest.raises(ppto.BindingError, match="np.matrix"):

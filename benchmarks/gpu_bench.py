@@ -1,0 +1,173 @@
+"""GPU workloads through PyPTO's CUDA target, CuPy eager, ``cupy.fuse`` where it applies and
+``torch.compile`` when installed: times (min and median of --repeat after warm-up, synchronized),
+ratios to CuPy eager, and bandwidth against a measured device copy. Needs a GPU and CuPy;
+installs nothing. Prints a table last.
+
+    python benchmarks/gpu_bench.py [--repeat 10] [--only map,softmax]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pypto as ppto  # noqa: E402
+
+
+def map_chain(x, y):
+    return np.sin(x) + np.cos(y)
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def attention(q, k, v):
+    s = (q @ np.swapaxes(k, -1, -2)) / math.sqrt(q.shape[-1])
+    e = np.exp(s - np.max(s, axis=-1, keepdims=True))
+    return (e / np.sum(e, axis=-1, keepdims=True)) @ v
+
+
+def diffusion(u, kappa):
+    return np.gradient(u, axis=0) * np.gradient(kappa, axis=0) + np.gradient(
+        u, axis=1
+    ) * np.gradient(kappa, axis=1)
+
+
+def transformer(x, q, k, v, mask, gamma, beta):
+    s = (q @ np.swapaxes(k, -1, -2)) * (1 / math.sqrt(q.shape[-1])) + mask
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    r = x + (e / e.sum(axis=-1, keepdims=True)) @ v
+    mu = r.mean(axis=-1, keepdims=True)
+    var = ((r - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (r - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+
+def products(a, b, c, d):
+    return a @ b + c @ d
+
+
+def cumsum_map(x):
+    return np.cumsum(x, axis=0) * 0.5 + 1
+
+
+def inputs(cp, name):
+    rng = cp.random.default_rng(0)
+
+    def r(*shape, dtype=cp.float32):
+        return rng.standard_normal(shape, dtype=dtype)
+
+    n = 1 << 26
+    return {
+        "map": (r(n), r(n)),
+        "softmax": (r(8192, 4096),),
+        "attention": (r(16, 1024, 64), r(16, 1024, 64), r(16, 1024, 64)),
+        "diffusion": (r(8192, 8192, dtype=cp.float64), r(8192, 8192, dtype=cp.float64)),
+        "transformer": (
+            r(16, 512, 64),
+            r(16, 512, 64),
+            r(16, 512, 64),
+            r(16, 512, 64),
+            cp.triu(cp.full((512, 512), -1e4, cp.float32), 1),
+            r(64),
+            r(64),
+        ),
+        "products": (r(4096, 4096), r(4096, 4096), r(4096, 4096), r(4096, 4096)),
+        "cumsum": (r(8192, 4096),),
+    }[name]
+
+
+WORKLOADS = {
+    "map": map_chain,
+    "softmax": softmax,
+    "attention": attention,
+    "diffusion": diffusion,
+    "transformer": transformer,
+    "products": products,
+    "cumsum": cumsum_map,
+}
+
+
+def timed(cp, fn, args, repeat):
+    fn(*args)  # warm-up: compiles
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*args)
+        cp.cuda.Device().synchronize()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times)
+
+
+def copy_bandwidth(cp):
+    a = cp.empty(1 << 28, cp.uint8)
+    b = cp.empty_like(a)
+    best, _ = timed(cp, lambda: cp.copyto(b, a), (), 10)
+    return 2 * a.nbytes / best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    try:
+        import cupy as cp
+
+        cp.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        print(f"no GPU here ({type(e).__name__}: {e}); nothing to measure")
+        return 0
+    torch = None
+    try:
+        import torch
+    except ImportError:
+        print("note: torch is not installed; its column is skipped")
+    bw = copy_bandwidth(cp)
+    print(f"device copy bandwidth: {bw / 1e9:.0f} GB/s")
+    rows = []
+    for name, fn in WORKLOADS.items():
+        if args.only and name not in args.only.split(","):
+            continue
+        data = inputs(cp, name)
+        impls = {"CuPy": fn, "PyPTO": ppto.compile(fn)}
+        if name == "map":
+            impls["cupy.fuse"] = cp.fuse(lambda x, y: cp.sin(x) + cp.cos(y))
+        if torch is not None and torch.cuda.is_available():
+            tfn = torch.compile(fn)
+            tdata = [torch.as_tensor(a, device="cuda") for a in data]
+
+            def run_torch(*_, tfn=tfn, tdata=tdata):
+                return tfn(*tdata)
+
+            impls["torch.compile"] = run_torch
+        moved = sum(a.nbytes for a in data) + fn(*data).nbytes
+        base = None
+        for impl, f in impls.items():
+            try:
+                best, med = timed(cp, f, data, args.repeat)
+            except Exception as e:  # a peer that cannot run it
+                print(f"{name} {impl}: {type(e).__name__}: {str(e)[:100]}")
+                continue
+            base = best if impl == "CuPy" else base
+            rows.append((name, impl, best, med, base / best if base else 1.0, moved / best / bw))
+    head = ("workload", "impl", "min ms", "median ms", "vs CuPy", "of copy")
+    print("\n{:12} {:14} {:>9} {:>10} {:>8} {:>8}".format(*head))
+    for name, impl, best, med, ratio, frac in rows:
+        print(f"{name:12} {impl:14} {best * 1e3:9.3f} {med * 1e3:10.3f} {ratio:8.2f} {frac:8.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""A stand-in for the ``cupy`` module that runs the CUDA target's host code on the CPU.
+
+Device arrays are NumPy arrays; ``RawModule`` compiles its source with the emulation harness
+(so kernels run as emulated CUDA threads, in the order asked for); every other name the host
+code uses (``empty``, ``copyto``, ``matmul``, ``transpose``, ...) is NumPy's, which CuPy mirrors.
+``launches`` counts kernel launches and library products, to compare with the Plan's kernels.
+
+    cp = FakeCupy(order="reverse")
+    run = compile_graph_cuda(plan, cp)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .loader import EmuModule
+
+_PRODUCTS = ("matmul", "dot")
+
+
+class DeviceArray(np.ndarray):
+    """A NumPy array that PyPTO takes for a GPU array (it has ``__cuda_array_interface__``),
+    naming the FakeCupy to run it with."""
+
+    _pypto_cupy = None
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.__array_interface__
+
+
+class FakeCupy:
+    """The subset of CuPy the generated host code calls, on NumPy and the emulator."""
+
+    ndarray = np.ndarray
+
+    def __init__(self, order: str = "forward", seed: int = 0, isolate: bool = True):
+        self.order, self.seed, self.isolate = order, seed, isolate
+        self.launches: list[str] = []
+
+    def __getattr__(self, name):
+        fn = getattr(np, name)
+        if name in _PRODUCTS:
+
+            def product(*args, **kwargs):
+                self.launches.append(name)
+                return np.asarray(fn(*args, **kwargs))  # CuPy: a 0-d array, not a scalar
+
+            return product
+        return fn
+
+    def asnumpy(self, a):
+        return np.asarray(a)
+
+    def device(self, a) -> DeviceArray:
+        """``a`` as an array PyPTO runs on this stand-in's CUDA target."""
+        out = np.array(a).view(DeviceArray)
+        out._pypto_cupy = self
+        return out
+
+    def RawModule(self, code: str, options=(), name_expressions=()):  # CuPy's name
+        return _Module(self, code, options, name_expressions)
+
+
+class _Module:
+    def __init__(self, cp: FakeCupy, code, options, name_expressions):
+        self.cp = cp
+        self.module = EmuModule(
+            code=code,
+            name_expressions=tuple(name_expressions),
+            options=tuple(options),
+            order=cp.order,
+            seed=cp.seed,
+            isolate=cp.isolate,
+        )
+
+    def get_function(self, name):
+        kernel = self.module.get_function(name)
+        cp = self.cp
+
+        def launch(grid, block, args, shared_mem=0):
+            cp.launches.append(name)
+            return kernel(grid, block, args, shared_mem=shared_mem)
+
+        return launch
