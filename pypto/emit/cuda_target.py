@@ -780,8 +780,28 @@ class CudaGraphEmitter:
             self.consts[f"_c{i}"] = array
             body.append(f"{self.names[id(v)]} = _const(cp, {self.name}_consts, '_c{i}')")
         by_name = {b.name: b for b in self.plan.buffers}
-        for n, k in enumerate(self.plan.kernels):
-            body += self._kernel(k, f"{self.name}_k{n}", by_name)
+        level_of = {i: n for n, level in enumerate(self.plan.levels) for i in level}
+        for n, level in enumerate(self.plan.levels):
+            if len(level) == 1:
+                (i,) = level
+                body += self._kernel(self.plan.kernels[i], f"{self.name}_k{i}", by_name)
+                continue
+            # kernels that may run at once: each on a stream of its own, after what came before;
+            # a product's epilogue waits for the other product it reads (a late input)
+            body.append(f"_main = cp.cuda.get_current_stream()  # level {n}: {len(level)} streams")
+            body.append("_start = _main.record()")
+            made = {}
+            for j, i in enumerate(level):
+                k = self.plan.kernels[i]
+                made.update({id(v): i for v in k.outputs})
+                body.append(f"with _stream(cp, {self.name}_module, {j}) as _st:")
+                body.append("    _st.wait_event(_start)")
+                waits = [f"_st.wait_event(_e{made[id(v)]})" for v in k.late_inputs if id(v) in made]
+                inner = self._kernel(k, f"{self.name}_k{i}", by_name, before_launch=waits)
+                body += ["    " + line for line in inner]
+                body.append(f"    _e{i} = _st.record()")
+            body += [f"_main.wait_event(_e{i})" for i in level]
+        assert all(level_of.get(i) is not None for i in range(len(self.plan.kernels)))
         results = []
         for a in g.outputs:
             if isinstance(a, Literal):
@@ -824,7 +844,7 @@ class CudaGraphEmitter:
         extra = ", ".join(_ident(s) for s in self.free)
         return ", ".join(x for x in (params, "*, " + extra if extra else "") if x)
 
-    def _kernel(self, k: Kernel, cname: str, by_name) -> list[str]:
+    def _kernel(self, k: Kernel, cname: str, by_name, before_launch=()) -> list[str]:
         lines = [f"# {k.name}: {k.kind} ({' '.join(k.ops) or 'copy'})"]
         self.host_values = {}
         prod = {id(e.out): e for e in k.body.eqns}
@@ -863,13 +883,18 @@ class CudaGraphEmitter:
             ):
                 lines.append(f"{name} = {self._value_name(s.base)}")
             else:
-                lines.append(f"{name} = cp.empty({self.shape(v.type.shape)}, {dt})")
+                if b is not None and b.reuses and b.reuses in by_name:  # a dead buffer's memory
+                    prior = self.names[id(by_name[b.reuses].value)]
+                    lines.append(f"{name} = _reuse({prior}, {dt}, {self.shape(v.type.shape)})")
+                else:
+                    lines.append(f"{name} = cp.empty({self.shape(v.type.shape)}, {dt})")
                 if s is not None:
                     if id(s.base) in prod and id(s.base) not in self.host_values:
                         raise InternalError(f"kernel {k.name}: a store's base is computed inside")
                     lines.append(f"cp.copyto({name}, {self._value_name(s.base)})")
         if all(id(v) in direct for v in k.outputs):
             return lines  # the host made every output (a product, a user operator)
+        lines += before_launch
         writers = [KernelWriter(self, k, cname)]
         try:
             sources = [writers[0].render()]
@@ -1040,6 +1065,21 @@ def _fn(cp, module, name):
     if fn is None:
         fn = module["fns"][name] = module["mod"].get_function(name)
     return fn
+
+
+def _reuse(array, dtype, shape):
+    """A buffer of ``shape`` in the memory of a dead one (the memory plan's reuse)."""
+    raw = array.reshape(-1).view(np.uint8)
+    count = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return raw[:count].view(dtype).reshape(shape)
+
+
+def _stream(cp, module, i):
+    """The graph's i-th stream for kernels of one level (made once, non-blocking)."""
+    streams = module.setdefault("streams", [])
+    while len(streams) <= i:
+        streams.append(cp.cuda.Stream(non_blocking=True))
+    return streams[i]
 
 
 def _const(cp, consts, key):

@@ -351,3 +351,32 @@ def test_emitted_source_is_one_module_with_one_kernel_per_plan_kernel(tools):
     assert run.cuda_source.count('extern "C" __global__') == len(plan.kernels) == 2
     assert "transpose" not in run.cuda_source  # an index map, never a copy
     assert_close(_run_chain(chain, data), chain.run(**data), 1e-5)
+
+
+def test_independent_kernels_run_on_their_own_streams(tools):
+    """Design document 4.1: the two products share a level, so each runs on a stream of its own;
+    the add (the epilogue of one) waits for the other product's event."""
+    seed = load_seed("4_1")
+    rng = np.random.default_rng(2)
+    data = {n: _rand(rng, (9, 13) if n in "AC" else (13, 7), np.float32) for n in "ABCD"}
+    cp = FakeCupy()
+    plan = plan_graph(ppto.trace(seed.final_op, **data))
+    assert [len(level) for level in plan.levels] == [2]
+    run = compile_graph_cuda(plan, cp)
+    (got,) = run([data[n] for n in "ABCD"], {})
+    assert_close(got, seed.final_op.run(**data), 1e-5)
+    products = [s for name, s in zip(cp.launches, cp.streams) if name == "matmul"]
+    assert len(products) == 2 and len(set(products)) == 2 and 0 not in products
+    assert "wait_event(_e" in run.host_source  # the epilogue waits for the other product
+
+
+def test_buffers_reuse_dead_memory_as_the_plan_says(tools):
+    x = ppto.tensor("x")
+    chain = x
+    for axis in (1, 0, 1, 0):  # alternating reductions: the memory plan reuses dead buffers
+        chain = ppto.softmax(chain, axis=axis) * 2
+    data = {"x": np.random.default_rng(3).standard_normal((12, 9)).astype(np.float32)}
+    plan = plan_graph(ppto.trace(chain, **data))
+    run = compile_graph_cuda(plan, FakeCupy())
+    assert any(b.reuses for b in plan.buffers) == ("_reuse(" in run.host_source)
+    assert_close(_run_chain(chain, data), chain.run(**data), 1e-5)

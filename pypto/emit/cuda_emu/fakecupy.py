@@ -29,6 +29,45 @@ class DeviceArray(np.ndarray):
         return self.__array_interface__
 
 
+class _Event:
+    def __init__(self, stream):
+        self.stream = stream
+
+
+class _Stream:
+    """A stream: launches inside ``with stream:`` are recorded with its number (the emulator runs
+    everything in order, which every stream schedule allows)."""
+
+    def __init__(self, cp, number):
+        self.cp, self.number, self.waits = cp, number, []
+
+    def __enter__(self):
+        self.cp._streams.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self.cp._streams.pop()
+
+    def record(self):
+        return _Event(self)
+
+    def wait_event(self, event):
+        self.waits.append(event.stream.number)
+
+
+class _Cuda:
+    def __init__(self, cp):
+        self.cp = cp
+        self.null = _Stream(cp, 0)
+
+    def Stream(self, non_blocking=False):  # CuPy's name
+        self.cp.stream_count += 1
+        return _Stream(self.cp, self.cp.stream_count)
+
+    def get_current_stream(self):
+        return self.cp._streams[-1] if self.cp._streams else self.null
+
+
 class FakeCupy:
     """The subset of CuPy the generated host code calls, on NumPy and the emulator."""
 
@@ -37,6 +76,10 @@ class FakeCupy:
     def __init__(self, order: str = "forward", seed: int = 0, isolate: bool = True):
         self.order, self.seed, self.isolate = order, seed, isolate
         self.launches: list[str] = []
+        self.streams: list[int] = []  # the stream of each launch (0: the null stream)
+        self._streams: list[_Stream] = []
+        self.stream_count = 0
+        self.cuda = _Cuda(self)
 
     def __getattr__(self, name):
         fn = getattr(np, name)
@@ -44,6 +87,7 @@ class FakeCupy:
 
             def product(*args, **kwargs):
                 self.launches.append(name)
+                self.streams.append(self.cuda.get_current_stream().number)
                 return np.asarray(fn(*args, **kwargs))  # CuPy: a 0-d array, not a scalar
 
             return product
@@ -80,6 +124,7 @@ class _Module:
 
         def launch(grid, block, args, shared_mem=0):
             cp.launches.append(name)
+            cp.streams.append(cp.cuda.get_current_stream().number)
             return kernel(grid, block, args, shared_mem=shared_mem)
 
         return launch
