@@ -606,8 +606,8 @@ class GraphEmitter:
             ctx.memo[key] = code
             return code
         local = f"{name}_{self._next()}"
-        if self.scratch and self._is_ufunc_map(e) and code.endswith(")"):
-            code = f"{code[:-1]}, out={self._tmp(e.out.type.dtype, region)})"
+        if self.scratch and ctx is not self.pre and self._is_ufunc_map(e) and code.endswith(")"):
+            code = f"{code[:-1]}, out={self._tmp(e.out.type.dtype, region, ctx)})"
         ctx.lines.add(f"{local} = {code}")
         ctx.memo[key] = local
         if family(e) in ("map", "reduce", "scan") and not e.out.type.weak and v.type.rank:
@@ -681,7 +681,7 @@ class GraphEmitter:
         target = out
         if target is None:
             target = f"{self.names[id(e.out)]}_{self._next()}"
-            ctx.lines.add(f"{target} = {self._tmp(e.out.type.dtype, region)}")
+            ctx.lines.add(f"{target} = {self._tmp(e.out.type.dtype, region, ctx)}")
             self.fresh.add(target)
         full = lo == 0 and self.plan.same((hi,), (e.out.type.shape[j],))
         start = 0
@@ -705,12 +705,13 @@ class GraphEmitter:
             start = end
         return target
 
-    def _tmp(self, dtype, region) -> str:
+    def _tmp(self, dtype, region, ctx) -> str:
         """A new block array: in a chunked kernel's block, a slot of this thread's scratch
-        (reused by every block: no allocation, no page faults), else new memory."""
+        (reused by every block: no allocation, no page faults), else (before the blocks, or
+        unchunked) new memory."""
         shape = self._shape(tuple(hi - lo for lo, hi in region))
         dt = f"np.{'bool_' if dtype.name == 'bool' else dtype.name}"
-        if not self.scratch:
+        if not self.scratch or ctx is self.pre:
             return f"np.empty({shape}, {dt})"
         self.slots += 1
         return f"_tmp(_bufs, {self.slots - 1}, {shape}, {dt})"

@@ -380,3 +380,21 @@ def test_buffers_reuse_dead_memory_as_the_plan_says(tools):
     run = compile_graph_cuda(plan, FakeCupy())
     assert any(b.reuses for b in plan.buffers) == ("_reuse(" in run.host_source)
     assert_close(_run_chain(chain, data), chain.run(**data), 1e-5)
+
+
+def test_user_operators_with_a_cuda_expression_are_inlined_in_fused_kernels(tools):
+    @ppto.register_operator(elementwise=True, cuda="({0} > 0 ? {0} : {0} * 0.01f)")
+    def cuda_leaky_relu(x):
+        return np.where(x > 0, x, x * np.float32(0.01))
+
+    try:
+        x = ppto.tensor("x")
+        chain = ppto.cuda_leaky_relu(ppto.sin(x) * 3) + 1
+        data = {"x": np.random.default_rng(8).standard_normal((7, 45)).astype(np.float32)}
+        plan = plan_graph(ppto.trace(chain, **data))
+        assert len(plan.kernels) == 1
+        run = compile_graph_cuda(plan, FakeCupy())
+        assert "0.01f" in run.cuda_source  # the user's expression, inside the fused kernel
+        assert_close(_run_chain(chain, data), chain.run(**data), 1e-6)
+    finally:
+        ppto.unregister_operator("cuda_leaky_relu")

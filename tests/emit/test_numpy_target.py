@@ -264,3 +264,21 @@ def test_attention_blocks_run_in_parallel_with_one_blas_thread_each(blas_found):
             assert setter(before) == 3  # the setter really sets (and returns the old value)
     finally:
         prelude["_BLAS"][:] = saved
+
+
+def test_a_user_operator_over_a_computed_operand_in_a_chunked_kernel():
+    """The operand of a user operator is computed whole before the blocks (not in a block's
+    scratch, which exists only inside the blocks)."""
+
+    @ppto.register_operator(elementwise=True)
+    def leaky_for_numpy_target(x):
+        return np.where(x > 0, x, x * np.float32(0.01))
+
+    try:
+        x = ppto.tensor("x")
+        chain = ppto.leaky_for_numpy_target(ppto.sin(x) * 3) + 1
+        data = np.random.default_rng(8).standard_normal((7, 45)).astype(np.float32)
+        want = np.where(np.sin(data) * 3 > 0, np.sin(data) * 3, np.sin(data) * 3 * 0.01) + 1
+        np.testing.assert_allclose(chain.run(x=data), want, rtol=1e-6)
+    finally:
+        ppto.unregister_operator("leaky_for_numpy_target")
