@@ -155,8 +155,9 @@ def _give(bufs):
     _LOCAL.bufs = bufs
 
 
-def _tmp(bufs, slot, shape, dtype):
-    """An array of ``shape`` in scratch slot ``slot`` (grown when too small)."""
+def _tmp(bufs, slot, shape, dtype, like=None):
+    """An array of ``shape`` in scratch slot ``slot`` (grown when too small); with ``like``, in
+    the order of its axes in memory (as NumPy lays out a ufunc's new result)."""
     count = 1
     for d in shape:
         count *= d
@@ -166,7 +167,11 @@ def _tmp(bufs, slot, shape, dtype):
     buf = bufs[slot]
     if buf is None or buf.size < nbytes:
         buf = bufs[slot] = np.empty(nbytes, np.uint8)
-    return buf[:nbytes].view(dtype).reshape(shape)
+    flat = buf[:nbytes].view(dtype)
+    if like is None or like.ndim != len(shape) or like.flags.c_contiguous:
+        return flat.reshape(shape)
+    order = sorted(range(len(shape)), key=lambda a: -abs(like.strides[a]))
+    return flat.reshape([shape[a] for a in order]).transpose(np.argsort(order))
 
 
 def _reuse(array, dtype, shape):
@@ -278,6 +283,7 @@ class GraphEmitter:
         self.sweep = None  # the scan eqn of a row sweep being emitted
         self.within: dict = {}  # (concatenation, lo, hi) -> the piece that region lies in
         self.scratch, self.slots = False, 0  # block arrays in scratch slots (chunked kernels)
+        self.views: set[str] = set()  # locals holding transposed, sliced or flipped views
         self.user_ops: dict[str, object] = {}
         self.consts: dict[str, np.ndarray] = {}
 
@@ -606,8 +612,14 @@ class GraphEmitter:
             ctx.memo[key] = code
             return code
         local = f"{name}_{self._next()}"
+        if family(e) == "index" and e.op in ("transpose", "getitem", "flip"):
+            self.views.add(local)  # a strided view: new arrays made from it follow its layout
         if self.scratch and ctx is not self.pre and self._is_ufunc_map(e) and code.endswith(")"):
-            code = f"{code[:-1]}, out={self._tmp(e.out.type.dtype, region, ctx)})"
+            # laid out like the first operand when that is a strided view (a transposed read
+            # into C order is NumPy's slow path: W2 3x slower)
+            first = code[code.index("(") + 1 :].split(",")[0].strip(") ")
+            like = first if first.isidentifier() and first in self.views else None
+            code = f"{code[:-1]}, out={self._tmp(e.out.type.dtype, region, ctx, like)})"
         ctx.lines.add(f"{local} = {code}")
         ctx.memo[key] = local
         if family(e) in ("map", "reduce", "scan") and not e.out.type.weak and v.type.rank:
@@ -705,7 +717,7 @@ class GraphEmitter:
             start = end
         return target
 
-    def _tmp(self, dtype, region, ctx) -> str:
+    def _tmp(self, dtype, region, ctx, like=None) -> str:
         """A new block array: in a chunked kernel's block, a slot of this thread's scratch
         (reused by every block: no allocation, no page faults), else (before the blocks, or
         unchunked) new memory."""
@@ -714,7 +726,8 @@ class GraphEmitter:
         if not self.scratch or ctx is self.pre:
             return f"np.empty({shape}, {dt})"
         self.slots += 1
-        return f"_tmp(_bufs, {self.slots - 1}, {shape}, {dt})"
+        like = f", {like}" if like else ""
+        return f"_tmp(_bufs, {self.slots - 1}, {shape}, {dt}{like})"
 
     def _is_ufunc_map(self, e) -> bool:
         op = REGISTRY[e.op]
