@@ -53,7 +53,14 @@ _COMBINE = {
     "any": ("ppto_or_op", "({a} || {b})"),
     "all": ("ppto_and_op", "({a} && {b})"),
 }
-_EMPTY = {"max": "maximum", "min": "minimum"}  # reductions NumPy refuses on empty arrays
+_EMPTY = {"max": "maximum", "min": "minimum"}
+_ACC_DTYPE = {  # partial results of a two-stage reduction, by accumulator type
+    "int": "int32",
+    "float": "float32",
+    "double": "float64",
+    "long long": "int64",
+    "unsigned long long": "uint64",
+}
 
 
 def _limits(dtype, low: bool) -> str:
@@ -652,6 +659,142 @@ class KernelWriter:
                 self.add("__syncthreads();")
         return "\n".join(self.lines) + "\n"
 
+    def two_stage_eligible(self) -> bool:
+        """A reduction kernel (outputs at the reduced shape, the last axis reduced, no
+        reduction reading another) that can split each row over many blocks: partial results,
+        then one block per row combining them (for few, long rows: one block per row would
+        leave the GPU idle)."""
+        k = self.k
+        domain, reduced = k.domain, tuple(k.reduced)
+        kept = len(domain) - len(reduced)
+        reduces = [e for e in k.body.eqns if family(e) == "reduce"]
+        if k.kind != "reduction" or not reduces or len(domain) - 1 not in reduced:
+            return False
+        for e in reduces:
+            a = e.inputs[0]
+            if not isinstance(a, Var) or tuple(e.params["axis"]) != reduced:
+                return False
+            if len(a.type.shape) != len(domain) or not self.ge.plan.same(a.type.shape, domain):
+                return False
+            if any(family(d) == "reduce" for d in self._producers(a)):
+                return False
+        return all(v.type.rank in (len(domain), kept) for v in self.outputs) and all(
+            self.ge.plan.same(
+                tuple(
+                    d for j, d in enumerate(v.type.shape) if j not in reduced or v.type.rank == kept
+                ),
+                tuple(domain[j] for j in range(len(domain)) if j not in reduced),
+            )
+            for v in self.outputs
+            if v.type.rank == kept
+        )
+
+    def _producers(self, v) -> list:
+        """The equations ``v`` is computed from inside the kernel."""
+        found, stack, seen = [], [v], set()
+        while stack:
+            x = stack.pop()
+            e = self.prod.get(id(x)) if isinstance(x, Var) else None
+            if e is None or id(e) in seen:
+                continue
+            seen.add(id(e))
+            found.append(e)
+            stack += list(e.inputs)
+        return found
+
+    def two_stage(self, stage: str) -> str:
+        """``stage`` "part": block b reduces part b % parts_ of row b / parts_ into the partial
+        arrays; "final": one block per row combines a row's partials, then the epilogue."""
+        k = self.k
+        domain, reduced = k.domain, tuple(k.reduced)
+        kept = [a for a in range(len(domain)) if a not in reduced]
+        reduces = [e for e in k.body.eqns if family(e) == "reduce"]
+        self.block_mode = True
+        rows_shape = tuple(domain[a] for a in kept)
+        red_shape = tuple(domain[a] for a in reduced)
+        rows = " * ".join(f"(long long){self.dim(d)}" for d in rows_shape) or "1"
+        reds = " * ".join(f"(long long){self.dim(d)}" for d in red_shape) or "1"
+        self.params.append(("long long parts_", "np.int64(_parts)"))
+        partials = []
+        for i, e in enumerate(reduces):
+            ct = self.acc_type(e)
+            partials.append(f"q{i}")
+            self.params.append((f"{ct}* __restrict__ q{i}", f"_q{i}"))
+        self.add(f"const long long rows_ = {rows};")
+        self.add(f"const long long red_ = {reds};")
+        self.add("__shared__ double scratch_[33];")
+        if stage == "part":
+            self.add("const long long chunk_ = (red_ + parts_ - 1) / parts_;")
+            head = "for (long long b_ = blockIdx.x; b_ < rows_ * parts_; b_ += gridDim.x)"
+        else:
+            head = "for (long long row_ = blockIdx.x; row_ < rows_; row_ += gridDim.x)"
+        with self.scope(head):
+            if stage == "part":
+                self.add("const long long row_ = b_ / parts_;")
+                self.add("const long long lo_ = (b_ % parts_) * chunk_;")
+                self.add("const long long hi_ = lo_ + chunk_ < red_ ? lo_ + chunk_ : red_;")
+            stmts, ridx = self.delinearize("row_", rows_shape, "k")
+            for st in stmts:
+                self.add(st)
+            for i, e in enumerate(reduces):
+                acc, ct, _ = self.reduce_init(e)
+                functor = _COMBINE[e.op][0]
+                if stage == "part":
+                    with self.scope(
+                        "for (long long t_ = lo_ + threadIdx.x; t_ < hi_; t_ += blockDim.x)"
+                    ):
+                        st, tidx = self.delinearize("t_", red_shape, "j")
+                        for line in st:
+                            self.add(line)
+                        value = self.at(e.inputs[0], self.full_index(ridx, tidx, reduced))
+                        self.add(f"{acc} = {self.combine(e, acc, value, ct)};")
+                    self.add(
+                        f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);"
+                    )
+                    with self.scope("if (threadIdx.x == 0)"):
+                        self.add(f"q{i}[b_] = {acc};")
+                    continue
+                with self.scope("for (long long p_ = threadIdx.x; p_ < parts_; p_ += blockDim.x)"):
+                    part = f"q{i}[row_ * parts_ + p_]"
+                    self.add(f"{acc} = {_COMBINE[e.op][1].format(a=acc, b=part)};")
+                self.add(f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);")
+                ci = self.canonical(e, ridx, kept, reduced, len(domain))
+                code = self.reduce_result(e, acc, reduced, e.inputs[0])
+                self.memo[(id(e.out), ci)] = self.local(compute_type(e.out.type.dtype), code)
+            if stage == "final":
+                for v in self.outputs:
+                    if v.type.rank == len(domain):
+                        vidx = tuple(
+                            "0" if a in reduced else ridx[kept.index(a)] for a in range(len(domain))
+                        )
+                    else:
+                        vidx = ridx
+                    value = self.at(v, vidx)
+                    with self.scope("if (threadIdx.x == 0)"):
+                        self.store(v, vidx, value)
+            self.add("__syncthreads();")
+        params = ",\n    ".join(decl for decl, _ in self.params)
+        body = "\n".join(self.lines) + "\n"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
+    def full_index(self, ridx, tidx, reduced) -> tuple:
+        it_k, it_t = iter(ridx), iter(tidx)
+        rank = len(ridx) + len(tidx)
+        return tuple(next(it_t) if a in reduced else next(it_k) for a in range(rank))
+
+    def canonical(self, e, ridx, kept, reduced, rank) -> tuple:
+        """The index of a reduction's result at the current row."""
+        if e.params["keepdims"]:
+            return tuple("0" if a in reduced else ridx[kept.index(a)] for a in range(rank))
+        return ridx
+
+    def acc_type(self, e) -> str:
+        if e.op in ("any", "all"):
+            return "int"
+        if e.op in ("max", "min"):
+            return compute_type(e.inputs[0].type.dtype)
+        return compute_type(e.out.type.dtype)
+
     def scan_kernel(self) -> str:
         k = self.k
         domain, ax = k.domain, k.scan_axis
@@ -690,13 +833,89 @@ class KernelWriter:
                 self.scan = None
         return "\n".join(self.lines) + "\n"
 
+    def block_scan(self, stage: str) -> str:
+        """A scan over few, long lines: each line cut into ``parts_`` chunks, one block each,
+        each thread a contiguous piece of its block's chunk. "sums": each block's total into
+        ``q0``; "scan": each block starts from the totals of the chunks before it and the
+        pieces before its thread's (an exclusive scan of the threads' totals), then walks its
+        piece, writing the outputs (the prologue recomputed in both stages; additions in
+        another order than NumPy's, within the float tolerance)."""
+        k = self.k
+        domain, ax = k.domain, k.scan_axis
+        scan = next(e for e in k.body.eqns if family(e) == "scan")
+        lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
+        ct = compute_type(scan.out.type.dtype)
+        op = {"cumsum": "+", "cumprod": "*"}[scan.op]
+        one = "0" if scan.op == "cumsum" else "1"
+        functor = "ppto_sum_op" if scan.op == "cumsum" else "ppto_prod_op"
+        half = scan.out.type.dtype.name == "float16"
+        self.params.append(("long long parts_", "np.int64(_parts)"))
+        self.params.append((f"{ct}* __restrict__ q0", "_q0"))
+        total = " * ".join(f"(long long){self.dim(d)}" for d in lines_shape) or "1"
+        self.add(f"const long long lines_ = {total};")
+        self.add(f"const long long n_ = {self.dim(domain[ax])};")
+        self.add("const long long chunk_ = (n_ + parts_ - 1) / parts_;")
+        self.add("__shared__ double scratch_[33];")
+        self.add(f"__shared__ double tot_[{BLOCK}];")
+        step = (lambda a, b: f"ppto_h({a} {op} {b})") if half else (lambda a, b: f"({a} {op} {b})")
+
+        def walk(write: bool):
+            with self.scope("for (long long s_ = a_; s_ < z_; ++s_)"):
+                it = iter(lidx)
+                idx = tuple("s_" if a == ax else next(it) for a in range(len(domain)))
+                x = self.at(scan.inputs[0], idx)
+                if compute_type(scan.inputs[0].type.dtype) != ct:
+                    x = f"(({ct}){x})"
+                self.add(f"acc_ = {step('acc_', x)};")
+                if write:
+                    self.scan = (scan, idx, "acc_")
+                    for v in self.outputs:
+                        self.store(v, idx, self.at(v, idx))
+                    self.scan = None
+
+        with self.scope("for (long long b_ = blockIdx.x; b_ < lines_ * parts_; b_ += gridDim.x)"):
+            self.add("const long long line_ = b_ / parts_, part_ = b_ % parts_;")
+            self.add("const long long lo_ = part_ * chunk_;")
+            self.add("const long long hi_ = lo_ + chunk_ < n_ ? lo_ + chunk_ : n_;")
+            self.add("const long long piece_ = (hi_ - lo_ + blockDim.x - 1) / blockDim.x;")
+            self.add("const long long a_ = lo_ + threadIdx.x * piece_;")
+            self.add("const long long z_ = a_ + piece_ < hi_ ? a_ + piece_ : hi_;")
+            stmts, lidx = self.delinearize("line_", lines_shape, "k")
+            for st in stmts:
+                self.add(st)
+            self.add(f"{ct} acc_ = ({ct}){one};")
+            walk(write=False)
+            if stage == "sums":
+                self.add(f"acc_ = ppto_block_reduce<{ct}>(acc_, {functor}(), ({ct}*)scratch_);")
+                with self.scope("if (threadIdx.x == 0)"):
+                    self.add("q0[b_] = acc_;")
+            else:
+                self.add(f"{ct}* tot = ({ct}*)tot_;")
+                self.add("tot[threadIdx.x] = acc_;")
+                self.add("__syncthreads();")
+                with self.scope("if (threadIdx.x == 0)"):
+                    self.add(f"{ct} run = ({ct}){one};")
+                    self.add("for (long long p = 0; p < part_; ++p)")
+                    self.add(f"    run = {step('run', 'q0[line_ * parts_ + p]')};")
+                    with self.scope("for (unsigned i = 0; i < blockDim.x; ++i)"):
+                        self.add(f"const {ct} t = tot[i];")
+                        self.add("tot[i] = run;")
+                        self.add(f"run = {step('run', 't')};")
+                self.add("__syncthreads();")
+                self.add("acc_ = tot[threadIdx.x];")
+                self.add("__syncthreads();")
+                walk(write=True)
+        params = ",\n    ".join(decl for decl, _ in self.params)
+        body = "\n".join(self.lines) + "\n"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
     def launch(self) -> tuple[str, str, str]:
         """(grid, block, shared memory) as host expressions."""
         k = self.k
         ge = self.ge
         if self.kind in ("reduction", "rowwise"):
             rows = ge.count([k.domain[a] for a in range(len(k.domain)) if a not in k.reduced])
-            if self.block_mode:
+            if getattr(self, "block_mode", False):
                 return f"max(1, min({rows}, 65535))", str(BLOCK), "0"
             return f"_grid({rows})", str(BLOCK), "0"
         if self.kind == "scan":
@@ -912,13 +1131,54 @@ class CudaGraphEmitter:
             sources.append(second.render())
             writers = [first, second]
         self.kernels += sources
+        if len(writers) == 1 and k.kind == "scan":  # few long lines: a block scan as well
+            sums = KernelWriter(self, k, cname + "_sums")
+            scan = next(e for e in k.body.eqns if family(e) == "scan")
+            final = KernelWriter(self, k, cname + "_scan")
+            self.kernels += [sums.block_scan("sums"), final.block_scan("scan")]
+            lines_, n = (
+                self.count([d for a, d in enumerate(k.domain) if a != k.scan_axis]),
+                self.count([k.domain[k.scan_axis]]),
+            )
+            lines.append(f"if ({lines_}) < 64 and ({n}) >= 65536:")
+            lines.append(f"    _parts = max(1, min(1024, ({n}) // 8192))")
+            dt = _ACC_DTYPE.get(compute_type(scan.out.type.dtype), scan.out.type.dtype.name)
+            lines.append(f"    _q0 = cp.empty((({lines_}) * _parts,), np.{dt})")
+            blocks = f"({lines_}) * _parts"
+            lines += ["    " + x for x in self._launch(k, sums, sums.name, blocks)]
+            lines += ["    " + x for x in self._launch(k, final, final.name, blocks)]
+            lines.append("else:")
+            lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
+            return lines
+        split = KernelWriter(self, k, cname + "_part")
+        if len(writers) == 1 and split.two_stage_eligible():
+            final = KernelWriter(self, k, cname + "_final")
+            self.kernels += [split.two_stage("part"), final.two_stage("final")]
+            kept = [d for a, d in enumerate(k.domain) if a not in k.reduced]
+            red = [d for a, d in enumerate(k.domain) if a in k.reduced]
+            rows, reds = self.count(kept), self.count(red)
+            # few long rows: each row split over many blocks, partial results combined after
+            lines.append(f"if ({rows}) < 64 and ({reds}) >= 65536:")
+            lines.append(f"    _parts = max(1, min(1024, ({reds}) // 8192))")
+            for i, e in enumerate(x for x in k.body.eqns if family(x) == "reduce"):
+                dt = _ACC_DTYPE.get(split.acc_type(e), e.out.type.dtype.name)
+                lines.append(f"    _q{i} = cp.empty((({rows}) * _parts,), np.{dt})")
+            lines += [
+                "    " + x for x in self._launch(k, split, split.name, "(" + rows + ") * _parts")
+            ]
+            lines += ["    " + x for x in self._launch(k, final, final.name)]
+            lines.append("else:")
+            lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
+            return lines
         for writer in writers:
             lines += self._launch(k, writer, writer.name)
         return lines
 
-    def _launch(self, k, writer, cname) -> list[str]:
+    def _launch(self, k, writer, cname, blocks=None) -> list[str]:
         lines = []
         grid, block, smem = writer.launch()
+        if blocks is not None:  # one block per (row, part)
+            grid = f"max(1, min({blocks}, 65535))"
         for e in k.body.eqns:
             if e.op in _EMPTY and not isinstance(e.inputs[0], Literal):
                 axes = e.params["axis"]

@@ -19,6 +19,7 @@ import copy
 import hashlib
 import importlib
 import importlib.util
+import re
 import sys
 import zlib
 from pathlib import Path
@@ -348,7 +349,10 @@ def test_emitted_source_is_one_module_with_one_kernel_per_plan_kernel(tools):
     data = {"x": np.ones((4, 3), np.float32), "y": np.ones((5, 4), np.float32)}
     plan = plan_graph(ppto.trace(chain, **data))
     run = compile_graph_cuda(plan, FakeCupy())
-    assert run.cuda_source.count('extern "C" __global__') == len(plan.kernels) == 2
+    names = re.findall(r'extern "C" __global__ void (\w+)\(', run.cuda_source)
+    assert len(plan.kernels) == 2
+    assert {n for n in names if not n.endswith(("_part", "_final"))} == {"graph_k0", "graph_k1"}
+    assert set(names) - {"graph_k0", "graph_k1"} <= {"graph_k0_part", "graph_k0_final"}
     assert "transpose" not in run.cuda_source  # an index map, never a copy
     assert_close(_run_chain(chain, data), chain.run(**data), 1e-5)
 
@@ -398,3 +402,64 @@ def test_user_operators_with_a_cuda_expression_are_inlined_in_fused_kernels(tool
         assert_close(_run_chain(chain, data), chain.run(**data), 1e-6)
     finally:
         ppto.unregister_operator("cuda_leaky_relu")
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse"])
+def test_few_long_rows_reduce_in_two_stages(tools, order):
+    """Rows of 65536 elements or more, fewer than 64 of them: each row is split over many
+    blocks (partial results, then one block per row combines them and runs the epilogue)."""
+    rng = np.random.default_rng(9)
+    x = ppto.tensor("x")
+    cases = [
+        (ppto.reduce_sum(x, axis=1), rng.standard_normal((3, 70000)).astype(np.float32)),
+        (
+            ppto.sqrt(ppto.reduce_mean(x * x, axis=-1)) + ppto.reduce_max(x, axis=-1),
+            rng.standard_normal((2, 100003)),
+        ),
+        (ppto.reduce_sum(x), rng.standard_normal(200000).astype(np.float32)),
+        (ppto.reduce_any(x > 3.5, axis=1), rng.standard_normal((2, 80000))),
+    ]
+    for chain, data in cases:
+        cp = FakeCupy(order=order, isolate=False)
+        plan = plan_graph(ppto.trace(chain, x=data))
+        run = compile_graph_cuda(plan, cp)
+        nvrtc_check(run)
+        (got,) = run([data], {})
+        assert cp.launches == ["graph_k0_part", "graph_k0_final"]
+        assert_close(got, chain.run(x=data), 1e-5 if data.dtype == np.float32 else 1e-10)
+    small = rng.standard_normal((3, 100)).astype(np.float32)  # short rows: one block per row
+    cp = FakeCupy(order=order, isolate=False)
+    (got,) = compile_graph_cuda(plan_graph(ppto.trace(cases[0][0], x=small)), cp)([small], {})
+    assert cp.launches == ["graph_k0"]
+    assert_close(got, small.sum(axis=1), 1e-5)
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse"])
+def test_few_long_lines_scan_in_blocks_with_carries(tools, order):
+    """Lines of 65536 elements or more, fewer than 64: block totals first, then each block
+    scans its chunk from the carry of the chunks before it. The additions run in another order
+    than NumPy's sequential ones; the bound: no further from the exact (float64) scan than
+    twice NumPy's own float32 error, plus one ulp of the largest value."""
+    rng = np.random.default_rng(10)
+    x = ppto.tensor("x")
+    cases = [
+        (ppto.cumsum(x, axis=0) * 0.5 + 1, rng.standard_normal(100000).astype(np.float32)),
+        (ppto.cumsum(ppto.abs(x), axis=1), rng.standard_normal((2, 70001))),
+        (ppto.cumprod(1 + x * 1e-5, axis=0), rng.standard_normal((66000, 3))),
+    ]
+    for chain, data in cases:
+        cp = FakeCupy(order=order, isolate=False)
+        plan = plan_graph(ppto.trace(chain, x=data))
+        run = compile_graph_cuda(plan, cp)
+        nvrtc_check(run)
+        (got,) = run([data], {})
+        assert cp.launches == ["graph_k0_sums", "graph_k0_scan"]
+        want = chain.run(x=data)
+        assert got.dtype == want.dtype
+        if data.dtype == np.float64:
+            assert_close(got, want, 1e-10)
+            continue
+        exact = chain.run(x=data.astype(np.float64))
+        numpy_error = np.max(np.abs(want - exact))
+        ulp = np.spacing(np.float32(np.max(np.abs(exact))))
+        assert np.max(np.abs(got - exact)) <= 2 * numpy_error + ulp
