@@ -54,6 +54,8 @@ _COMBINE = {
     "all": ("ppto_and_op", "({a} && {b})"),
 }
 _EMPTY = {"max": "maximum", "min": "minimum"}
+_VECTOR = {"float32": "float4", "int32": "int4", "uint32": "uint4", "float64": "double2",
+           "int64": "longlong2"}  # fmt: skip
 _ACC_DTYPE = {  # partial results of a two-stage reduction, by accumulator type
     "int": "int32",
     "float": "float32",
@@ -231,6 +233,8 @@ class KernelWriter:
         p, strides = self.array(v)
         if strides is None:
             return p
+        if getattr(self, "lane", None) is not None and id(v) in self.vectors:  # a vector's lane
+            return f"{self.vectors[id(v)]}.{self.lane}"
         ref = f"{p}[{self.offset(strides, idx)}]"
         return f"__half2float({ref})" if v.type.dtype.name == "float16" else ref
 
@@ -542,6 +546,78 @@ class KernelWriter:
                     else:
                         self.store(v, idx, self.at(v, idx))
         return "\n".join(self.lines) + "\n"
+
+    # -- vectorized elementwise kernels ---------------------------------------------------------
+    def vector_width(self) -> int:
+        """Elements per vector load for a plain map kernel (every array read and written at the
+        same element: same shapes, no index maps, no stores; 4-byte or 8-byte types), else 0."""
+        k = self.k
+        if self.kind != "elementwise" or k.stores or not self.outputs:
+            return 0
+        shape = self.outputs[0].type.shape
+        if not shape or any(v.type.rank == 0 for v in self.outputs):
+            return 0
+        arrays = [v for v in (*k.inputs, *self.outputs) if v.type.rank > 0]
+        if any(family(e) not in ("map", "scalar") for e in k.body.eqns):
+            return 0
+        if self.whole or any(id(e.out) in self.whole for e in k.body.eqns):
+            return 0
+        for e in k.body.eqns:  # no broadcasting inside: every array operand has the shape
+            for a in e.inputs:
+                if (
+                    isinstance(a, Var)
+                    and a.type.rank
+                    and not (a.type.rank == len(shape) and self.ge.plan.same(a.type.shape, shape))
+                ):
+                    return 0
+        sizes = {v.type.dtype.itemsize for v in arrays}
+        if any(v.type.dtype.name not in _VECTOR for v in arrays) or len(sizes) != 1:
+            return 0
+        if any(
+            v.type.rank != len(shape) or not self.ge.plan.same(v.type.shape, shape) for v in arrays
+        ):
+            return 0
+        return 16 // sizes.pop()
+
+    def vector_kernel(self, width: int) -> str:
+        """Each thread: ``width`` consecutive elements through one 16-byte load per array (the
+        host launches it only for C-contiguous, 16-byte aligned arrays whose size ``width``
+        divides)."""
+        shape = self.outputs[0].type.shape
+        total = " * ".join(f"(long long){self.dim(d)}" for d in shape) or "1"
+        self.add(f"const long long vectors_ = ({total}) / {width};")
+        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
+        head = (
+            "for (long long w_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+            "w_ < vectors_; w_ += step_)"
+        )
+        arrays = [v for v in self.k.inputs if v.type.rank > 0]
+        with self.scope(head):
+            self.vectors = {}
+            for v in arrays:
+                p, _ = self.array(v)
+                vt = _VECTOR[v.type.dtype.name]
+                self.add(f"const {vt} {p}v = reinterpret_cast<const {vt}*>({p})[w_];")
+                self.vectors[id(v)] = f"{p}v"
+            outs = {}
+            for v in self.outputs:
+                p, _ = self.array(v)
+                outs[id(v)] = f"{p}o"
+                self.add(f"{_VECTOR[v.type.dtype.name]} {p}o;")
+            for lane in range(width):
+                self.lane = "xyzw"[lane]
+                with self.scope(f"/* element {lane} */"):
+                    idx = tuple(f"L{lane}" for _ in shape)
+                    for v in self.outputs:
+                        self.add(f"{outs[id(v)]}.{self.lane} = {self.at(v, idx)};")
+            self.lane = None
+            for v in self.outputs:
+                p, _ = self.array(v)
+                vt = _VECTOR[v.type.dtype.name]
+                self.add(f"reinterpret_cast<{vt}*>({p})[w_] = {outs[id(v)]};")
+        params = ",\n    ".join(decl for decl, _ in self.params)
+        body = "\n".join(self.lines) + "\n"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
 
     def write_store(self, s, idx):
         e = self.prod[id(s.out)]
@@ -1150,6 +1226,20 @@ class CudaGraphEmitter:
             lines.append("else:")
             lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
             return lines
+        vec = KernelWriter(self, k, cname + "_vec")
+        width = vec.vector_width() if len(writers) == 1 else 0
+        if width:
+            self.kernels.append(vec.vector_kernel(width))
+            arrays = [p[1] for p in vec.params if "*" in p[0]]
+            total = self.count(k.outputs[0].type.shape)
+            lines.append(f"if _vectors({total}, {width}, {', '.join(arrays)}):")
+            lines += [
+                "    " + x
+                for x in self._launch(k, vec, vec.name, f"-(-({total}) // {width} // 256)")
+            ]
+            lines.append("else:")
+            lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
+            return lines
         split = KernelWriter(self, k, cname + "_part")
         if len(writers) == 1 and split.two_stage_eligible():
             final = KernelWriter(self, k, cname + "_final")
@@ -1325,6 +1415,17 @@ def _fn(cp, module, name):
     if fn is None:
         fn = module["fns"][name] = module["mod"].get_function(name)
     return fn
+
+
+def _vectors(n, width, *arrays):
+    """Whether a vectorized kernel may run: whole vectors, C-contiguous 16-byte aligned arrays."""
+    if n % width:
+        return False
+    for a in arrays:
+        ptr = a.data.ptr if hasattr(a.data, "ptr") else a.ctypes.data
+        if ptr % 16 or not a.flags.c_contiguous:
+            return False
+    return True
 
 
 def _reuse(array, dtype, shape):

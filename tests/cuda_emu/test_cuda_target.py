@@ -463,3 +463,30 @@ def test_few_long_lines_scan_in_blocks_with_carries(tools, order):
         numpy_error = np.max(np.abs(want - exact))
         ulp = np.spacing(np.float32(np.max(np.abs(exact))))
         assert np.max(np.abs(got - exact)) <= 2 * numpy_error + ulp
+
+
+def test_plain_maps_load_16_bytes_at_a_time_where_alignment_allows(tools):
+    """A map kernel over same-shape arrays has a vectorized variant (float4 / double2 loads),
+    launched when the arrays are C-contiguous, aligned and whole vectors; else the scalar one."""
+    rng = np.random.default_rng(13)
+    x, y = ppto.tensor("x"), ppto.tensor("y")
+    chain = ppto.sin(x) * 2.5 - y
+    for dtype in (np.float32, np.float64):
+        for shape, view, vectorized in (
+            ((8, 40), False, True),
+            ((7, 3), False, False),  # 21 elements: not whole vectors
+            ((8, 40), True, False),  # a strided view
+        ):
+            data = {"x": rng.standard_normal(shape).astype(dtype)}
+            data["y"] = rng.standard_normal(shape).astype(dtype)
+            if view:
+                data = {
+                    n: np.ascontiguousarray(np.repeat(a, 2, axis=1))[:, ::2]
+                    for n, a in data.items()
+                }
+            cp = FakeCupy(order="reverse", isolate=False)
+            run = compile_graph_cuda(plan_graph(ppto.trace(chain, **data)), cp)
+            nvrtc_check(run)
+            (got,) = run([data["x"], data["y"]], {})
+            assert cp.launches == (["graph_k0_vec"] if vectorized else ["graph_k0"]), shape
+            assert_close(got, chain.run(**data), 1e-6 if dtype == np.float32 else 1e-13)
