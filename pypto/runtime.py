@@ -61,6 +61,7 @@ def run_compiled(fn: Function, plans: dict):
         )
 
     run.source = getattr(host, "source", None)
+    run.module = getattr(host, "module", None)  # the generated module, self-contained
     return run
 
 
@@ -93,7 +94,7 @@ def _run_on_host(fn: Function, plans: dict):
                 f"{type(e).__name__}: {e}"
             ) from e
 
-    run.source = generated.source
+    run.source, run.module = generated.source, generated.module
     return run
 
 

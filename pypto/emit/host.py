@@ -12,10 +12,12 @@ interpreter (function.py) stays the reference.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol, format_code
-from .numpy_target import GraphEmitter, _ident, load, symfloat_code
+from .numpy_target import PRELUDE, GraphEmitter, _ident, const_code, load, symfloat_code
 
 _COUNTER = [0]
 
@@ -30,6 +32,7 @@ class FunctionEmitter:
         self.namespace: dict = {}
         self.fails: list = []
         self.consts: list = []
+        self.const_sources: list[str] = []
         self.count = 0
 
     def host(self, hv) -> str:
@@ -62,7 +65,37 @@ class FunctionEmitter:
             out.append(f"    if {h} is not {name}:")
             out.append(f"        np.copyto({name}, {h}, casting='unsafe')")
         out.append(f"    return {self._result(fn.result)}")
-        return "\n\n".join([*self.blocks, "\n".join(out)]) + "\n"
+        return "\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
+
+    def _tables(self) -> str:
+        """The module-level data the function reads: each block's constants, the messages of
+        the errors it raises (the loader puts PyPTO's coded errors in their place; on its own
+        the module raises RuntimeError with the same text), the constant results."""
+        lines = [*self.const_sources]
+        fails = ", ".join(repr(str(e)) for e in self.fails)
+        lines.append(f"_FAILS = [{fails}]")
+        lines.append("")
+        lines.append("")
+        lines.append("def _raise(k):")
+        lines.append("    raise RuntimeError(_FAILS[k])")
+        guards = []
+        for g, where, var in self.namespace.get("_guards", []):
+            text = f"{where} breaks an assumption PyPTO made when compiling it: {g}"
+            if var is None:
+                text = text.replace("{", "{{").replace("}", "}}")
+            guards.append(repr(text))
+        lines.append("")
+        lines.append("")
+        lines.append(f"_GUARDS = [{', '.join(guards)}]")
+        lines.append("")
+        lines.append("")
+        lines.append("def _guard_failed(k, value):")
+        lines.append("    raise RuntimeError(_GUARDS[k].format(value))")
+        lines.append("")
+        lines.append("")
+        results = [const_code(c) if _literal(c) else "None" for c in self.consts]
+        lines.append(f"_results = [{', '.join(results)}]  # other objects: set by the loader")
+        return "\n".join(lines)
 
     def _add(self, depth: int, text: str):
         self.lines.append("    " * depth + text)
@@ -106,6 +139,7 @@ class FunctionEmitter:
         emitter = GraphEmitter(plan, name)
         source = emitter.render()
         self.namespace.update(emitter.module_names())  # keyed by the block's name
+        self.const_sources.append(emitter.module_source())
         self.blocks.append(source)
         args = [self.host(h) for h in block.inputs]
         args += [f"{self.sym(s)}={self.sym(s)}" for s in emitter.free]
@@ -133,6 +167,15 @@ class FunctionEmitter:
         return f"_results[{len(self.consts) - 1}]"
 
 
+def _literal(value) -> bool:
+    """Whether ``value`` can be written into the module as source."""
+    if isinstance(value, (np.ndarray, np.generic)) or value is None:
+        return True
+    if isinstance(value, tuple):
+        return all(_literal(v) for v in value)
+    return type(value) in (bool, int, float, complex, str)
+
+
 def compile_function(fn: Function, plans: dict):
     """``run(arguments, env) -> result`` for a compiled function, from generated source."""
     emitter = FunctionEmitter(fn, plans)
@@ -155,8 +198,13 @@ def compile_function(fn: Function, plans: dict):
             "sign (write A[i - 1] only where i >= 1)",
         )
 
-    names = {"_raise": _raise, "_guard_failed": _guard_failed, "_results": emitter.consts}
-    namespace = load(source, filename, {**emitter.namespace, **names})
+    namespace = load(source, filename, {})
+    # the module's own definitions stand alone; here PyPTO's coded errors and the user
+    # operators' implementations take their place
+    namespace.update(_raise=_raise, _guard_failed=_guard_failed, _results=emitter.consts)
+    for key, value in emitter.namespace.items():
+        if key.startswith("_impl"):
+            namespace[key].update(value)
     host = namespace[fn.name]
     names = [p.name for p in fn.params]
 
@@ -170,4 +218,5 @@ def compile_function(fn: Function, plans: dict):
             ) from None
 
     run.source = source
+    run.module = PRELUDE + "\n\n" + source  # the whole module: runs on its own (numpy only)
     return run

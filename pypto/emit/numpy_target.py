@@ -17,6 +17,7 @@ the blocks (BLAS has its own threads); their epilogues run block by block.
 
 from __future__ import annotations
 
+import base64
 import linecache
 import os
 import sys
@@ -43,6 +44,7 @@ from ..symbolic import (
 )
 
 PRELUDE = '''\
+import base64
 import contextvars
 import os
 import threading
@@ -191,6 +193,12 @@ def _py(x):
     return x.item() if hasattr(x, "item") else x
 
 
+def _array(data, dtype, shape):
+    """A constant array, written into the source as base64 of its bytes (little-endian)."""
+    raw = np.frombuffer(base64.b64decode(data), np.dtype(dtype).newbyteorder("<"))
+    return raw.astype(dtype).reshape(shape)
+
+
 def _astype(x, dtype):
     if isinstance(x, (np.ndarray, np.generic)):
         return x.astype(dtype)
@@ -290,6 +298,12 @@ class GraphEmitter:
     def module_names(self) -> dict:
         """What the rendered function reads from its module besides the prelude."""
         return {self.consts_name: self.consts, self.impl_name: self.user_ops}
+
+    def module_source(self) -> str:
+        """Source defining what ``module_names`` gives: the constants written out; the user
+        operators' table left for the loader to fill (a transpiled module names them)."""
+        items = ", ".join(f"{k!r}: {const_code(v)}" for k, v in self.consts.items())
+        return f"{self.consts_name} = {{{items}}}\n{self.impl_name} = {{}}\n"
 
     # -- symbols -----------------------------------------------------------------------------
     def sym(self, name: str) -> str:
@@ -874,9 +888,18 @@ class GraphEmitter:
         return self._user_call(e, args, attrs)
 
     def _user_call(self, e, args, attrs) -> str:
-        self.user_ops[e.op] = REGISTRY[e.op].impl
         kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
-        return f"{self.impl_name}[{e.op!r}]({', '.join([*args, *kw])})"
+        return f"{self._impl_ref(e.op)}({', '.join([*args, *kw])})"
+
+    def _impl_ref(self, name: str) -> str:
+        """The code naming an op's implementation: NumPy's function when the op is one (the
+        module stays self-contained), else the module's table of user operators."""
+        op = REGISTRY[name]
+        fn = op.extra.get("numpy_function", op.impl)
+        if getattr(np, getattr(fn, "__name__", ""), None) is fn:
+            return f"np.{fn.__name__}"
+        self.user_ops[name] = op.impl
+        return f"{self.impl_name}[{name!r}]"
 
     def _whole_then_slice(self, e, region, ctx) -> str:
         """Compute the value whole (creation ops, scans along the block axis), then slice."""
@@ -888,10 +911,9 @@ class GraphEmitter:
                 self._value(a, self._full(a), pre) if isinstance(a, Var) else self._literal(a)
                 for a in e.inputs
             ]
-            self.user_ops[e.op] = REGISTRY[e.op].impl
             kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
             local = f"{self.names[id(e.out)]}_w{self._next()}"
-            pre.lines.add(f"{local} = {self.impl_name}[{e.op!r}]({', '.join([*args, *kw])})")
+            pre.lines.add(f"{local} = {self._impl_ref(e.op)}({', '.join([*args, *kw])})")
             pre.memo[key] = local
         whole = pre.memo[key]
         index = self._index(region, e.out.type.shape)
@@ -1016,6 +1038,21 @@ class _Ctx:
     def __init__(self, lines, memo):
         self.lines = lines
         self.memo = memo
+
+
+def const_code(value) -> str:
+    """Python source that rebuilds a constant: a literal for scalars and small arrays, base64
+    of the bytes for larger ones (deterministic: same value, same text)."""
+    if isinstance(value, np.generic):
+        return f"np.{value.dtype.name}({_pyrepr(value.item())})"
+    if not isinstance(value, np.ndarray):
+        return _pyrepr(value)
+    dt = value.dtype.name
+    if value.size <= 16 and value.dtype.kind in "biuf":
+        items = [_pyrepr(x) for x in value.reshape(-1).tolist()]
+        return f"np.array([{', '.join(items)}], np.{dt}).reshape({value.shape!r})"
+    data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<")).tobytes()
+    return f"_array({base64.b64encode(data).decode()!r}, {dt!r}, {value.shape!r})"
 
 
 def symfloat_code(v: SymFloat, name_of) -> str:

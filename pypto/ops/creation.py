@@ -195,6 +195,7 @@ register(
         dtype_rule=lambda start, stop, step, dtype: dtype,
         normalize=lambda ctx, start, stop, step, dtype: _arange_norm(ctx, start, stop, step, dtype),
         numpy=(np.arange,),
+        extra={"numpy_function": np.arange},  # generated code calls it with the same arguments
     )
 )
 
@@ -227,6 +228,7 @@ register(
         dtype_rule=lambda a, b, num, endpoint, dtype: dtype or result_type(a, b, float),
         normalize=_linspace_norm,
         numpy=(np.linspace,),
+        extra={"numpy_function": np.linspace},  # generated code calls it with the same arguments
     )
 )
 
@@ -252,5 +254,6 @@ register(
             "dtype": to_dtype(dtype, "dtype"),
         },
         numpy=(np.eye,),
+        extra={"numpy_function": np.eye},  # generated code calls it with the same arguments
     )
 )
