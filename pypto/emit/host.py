@@ -17,15 +17,26 @@ import numpy as np
 from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol, format_code
-from .numpy_target import PRELUDE, GraphEmitter, _ident, const_code, load, symfloat_code
+from .numpy_target import (
+    PRELUDE,
+    GraphEmitter,
+    _ident,
+    const_code,
+    load,
+    source_lines,
+    symfloat_code,
+)
 
 _COUNTER = [0]
 
 
 class FunctionEmitter:
-    def __init__(self, fn: Function, plans: dict):
+    def __init__(self, fn: Function, plans: dict, prefix: str = "", name: str | None = None):
         self.fn = fn
         self.plans = plans
+        self.p = prefix  # before every module-level name (several functions in one module)
+        self.name = name or fn.name
+        self.emitters: list = []
         self.lines: list[str] = []
         self.blocks: list[str] = []  # the blocks' function sources
         self.hosts: dict[int, str] = {}
@@ -47,7 +58,7 @@ class FunctionEmitter:
     def render(self) -> str:
         fn = self.fn
         params = [p.name for p in fn.params]
-        out = [f"def {fn.name}({', '.join(params)}):"]
+        out = [f"def {self.name}({', '.join(params)}):"]
         bound = set()
         for p in fn.params:
             if p.kind == "array":
@@ -65,7 +76,7 @@ class FunctionEmitter:
             out.append(f"    if {h} is not {name}:")
             out.append(f"        np.copyto({name}, {h}, casting='unsafe')")
         out.append(f"    return {self._result(fn.result)}")
-        return "\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
+        return "\n\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
 
     def _tables(self) -> str:
         """The module-level data the function reads: each block's constants, the messages of
@@ -73,11 +84,11 @@ class FunctionEmitter:
         the module raises RuntimeError with the same text), the constant results."""
         lines = [*self.const_sources]
         fails = ", ".join(repr(str(e)) for e in self.fails)
-        lines.append(f"_FAILS = [{fails}]")
+        lines.append(f"{self.p}_FAILS = [{fails}]")
         lines.append("")
         lines.append("")
-        lines.append("def _raise(k):")
-        lines.append("    raise RuntimeError(_FAILS[k])")
+        lines.append(f"def {self.p}_raise(k):")
+        lines.append(f"    raise RuntimeError({self.p}_FAILS[k])")
         guards = []
         for g, where, var in self.namespace.get("_guards", []):
             text = f"{where} breaks an assumption PyPTO made when compiling it: {g}"
@@ -86,15 +97,15 @@ class FunctionEmitter:
             guards.append(repr(text))
         lines.append("")
         lines.append("")
-        lines.append(f"_GUARDS = [{', '.join(guards)}]")
+        lines.append(f"{self.p}_GUARDS = [{', '.join(guards)}]")
         lines.append("")
         lines.append("")
-        lines.append("def _guard_failed(k, value):")
-        lines.append("    raise RuntimeError(_GUARDS[k].format(value))")
+        lines.append(f"def {self.p}_guard_failed(k, value):")
+        lines.append(f"    raise RuntimeError({self.p}_GUARDS[k].format(value))")
         lines.append("")
         lines.append("")
         results = [const_code(c) if _literal(c) else "None" for c in self.consts]
-        lines.append(f"_results = [{', '.join(results)}]  # other objects: set by the loader")
+        lines.append(f"{self.p}_results = [{', '.join(results)}]  # others: set by the loader")
         return "\n".join(lines)
 
     def _add(self, depth: int, text: str):
@@ -108,7 +119,7 @@ class FunctionEmitter:
                 self._block(step, depth)
             elif isinstance(step, Fail):
                 self.fails.append(step.error)
-                self._add(depth, f"_raise({len(self.fails) - 1})")
+                self._add(depth, f"{self.p}_raise({len(self.fails) - 1})")
             elif isinstance(step, Loop):
                 rng = ", ".join(format_code(d, self.sym) for d in (step.start, step.stop))
                 self._add(depth, f"for {self.sym(step.var)} in range({rng}, {step.step}):")
@@ -131,13 +142,14 @@ class FunctionEmitter:
             index = len(self.namespace["_guards"]) - 1
             value = self.sym(var) if var else "None"
             self._add(depth, f"if not ({test}):")
-            self._add(depth + 1, f"_guard_failed({index}, {value})")
+            self._add(depth + 1, f"{self.p}_guard_failed({index}, {value})")
 
     def _block(self, block: Block, depth):
         plan = self.plans[id(block)]
-        name = f"_b{len(self.blocks)}"
+        name = f"{self.p}_b{len(self.blocks)}"
         emitter = GraphEmitter(plan, name)
         source = emitter.render()
+        self.emitters.append(emitter)
         self.namespace.update(emitter.module_names())  # keyed by the block's name
         self.const_sources.append(emitter.module_source())
         self.blocks.append(source)
@@ -145,10 +157,12 @@ class FunctionEmitter:
         args += [f"{self.sym(s)}={self.sym(s)}" for s in emitter.free]
         outs = [self.host(h) for h in block.outputs]
         call = f"{name}({', '.join(args)})"
+        lines = "".join(source_lines(k).strip().replace("# ", " ") for k in plan.kernels[:1])
+        where = f"  #{lines}" if lines else ""
         if outs:
-            self._add(depth, f"{', '.join(outs)}, = {call}")
+            self._add(depth, f"{', '.join(outs)}, = {call}{where}")
         else:
-            self._add(depth, call)
+            self._add(depth, call + where)
 
     def _result(self, result) -> str:
         kind, value = result
@@ -164,7 +178,7 @@ class FunctionEmitter:
                 return symfloat_code(value, self.sym)
             return format_code(value, self.sym)
         self.consts.append(value)
-        return f"_results[{len(self.consts) - 1}]"
+        return f"{self.p}_results[{len(self.consts) - 1}]"
 
 
 def _literal(value) -> bool:

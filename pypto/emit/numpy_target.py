@@ -339,7 +339,7 @@ class GraphEmitter:
         buffers = {id(b.value): b for b in self.plan.buffers}
         by_name = {b.name: b for b in self.plan.buffers}
         for k in self.plan.kernels:
-            self.out.add(f"# {k.name}: {k.kind} ({' '.join(k.ops) or 'copy'})")
+            self.out.add(f"# {k.name}: {k.kind} ({' '.join(k.ops) or 'copy'}){source_lines(k)}")
             for v in k.outputs:
                 b = buffers[id(v)]
                 shape = self._shape(v.type.shape)
@@ -1038,6 +1038,17 @@ class _Ctx:
     def __init__(self, lines, memo):
         self.lines = lines
         self.memo = memo
+
+
+def source_lines(k: Kernel) -> str:
+    """`` # file.py:LINE`` (or ``:FIRST-LAST``): the user's lines a kernel computes."""
+    sites = [e.site for e in k.body.eqns if e.site is not None and e.site.lineno]
+    if not sites:
+        return ""
+    name = os.path.basename(sites[0].filename)
+    lines = sorted({s.lineno for s in sites if s.filename == sites[0].filename})
+    span = f"{lines[0]}" if lines[0] == lines[-1] else f"{lines[0]}-{lines[-1]}"
+    return f"  # {name}:{span}"
 
 
 def const_code(value) -> str:

@@ -1,0 +1,372 @@
+"""``pypto transpile``: a source file in, a module that runs without PyPTO out.
+
+``transpile_file(path)`` imports the file (its functions are compiled from their source, as
+``@ppto.compile`` does), and writes a module that is the file itself with each compiled function
+replaced: the original ``def`` is kept under ``_<name>_python``, followed by one generated NumPy
+program per *signature* (emit/host.py and emit/numpy_target.py, self-contained) and a dispatcher
+``def <name>(<the original parameters>)`` that runs the specialization the arguments match (their
+dtypes, ranks and size-1 axes, the plan's assumptions on sizes) and otherwise the original
+function, so the module is a drop-in replacement whatever it is called with.
+
+Signatures say which argument kinds to compile for, one comment per signature (as Pythran's
+``#pythran export``), or ``--signature`` on the command line::
+
+    # pypto: export softmax(f32[n, m])
+    # pypto: export softmax(f64[n, m])
+    # pypto: export blend(f32[n], f32[n], float)
+
+An array is DTYPE[SIZES]: sizes named alike are equal, ``1`` is a broadcast axis, an integer is a
+size used for compiling only. Scalars: ``float``, ``int``, ``bool``, ``complex``; a Python literal
+(``"mean"``, ``None``, ``0.5``) is a constant the function is specialized for.
+
+Which functions: those decorated with ``@ppto.compile`` (the decorator is dropped), else every
+top-level function with a signature (``select`` narrows either). A function that cannot be
+compiled for a signature, or has none, is carried over unchanged with the reason
+(``strict``: an error instead). The output starts with a header naming the source, its SHA-256
+and the PyPTO version; it is deterministic (the same input gives the same bytes).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+import numpy as np
+
+from . import __version__
+from .compile import CompiledFunction
+from .compile import compile as ppto_compile
+from .emit.host import FunctionEmitter
+from .emit.numpy_target import PRELUDE
+from .errors import PyptoError, UnsupportedError
+from .passes.pipeline import plan_function
+from .symbolic import format_code
+
+EXPORT = re.compile(r"^\s*#\s*pypto:\s*export\s+(\w+)\s*\((.*)\)\s*$")
+DTYPES = {
+    "f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16",
+    "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
+    "u64": "uint64", "bool": "bool", "c64": "complex64", "c128": "complex128",
+}  # fmt: skip
+_SIZES = (5, 7, 11, 13, 17, 19, 23, 29)  # example sizes, distinct per size name
+
+
+@dataclass
+class Transpiled:
+    text: str
+    compiled: list[str] = field(default_factory=list)  # functions transpiled
+    carried: list[tuple[str, str]] = field(default_factory=list)  # (function, why not)
+    kernels: int = 0  # kernels emitted, all specializations together
+
+
+class TranspileError(PyptoError):
+    code = "PPT120"
+
+
+def parse_signature(text: str) -> tuple[str, list[str]]:
+    """``"name(f32[n], float)"`` -> ("name", ["f32[n]", "float"])."""
+    m = re.fullmatch(r"\s*(\w+)\s*\((.*)\)\s*", text)
+    if m is None:
+        raise TranspileError(f"signature {text!r} is not NAME(SPEC, ...)")
+    return m.group(1), _split_specs(m.group(2))
+
+
+def _split_specs(text: str) -> list[str]:
+    specs, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            specs.append(cur.strip())
+            cur = ""
+            continue
+        depth += 1 if ch in "[(" else -1 if ch in "])" else 0
+        cur += ch
+    if cur.strip():
+        specs.append(cur.strip())
+    return specs
+
+
+def example_value(spec: str, sizes: dict, rng):
+    """An argument of the kind ``spec`` describes (random values, sizes from the names)."""
+    m = re.fullmatch(r"(\w+)\[(.*)\]", spec.strip())
+    if m is not None:
+        dtype = np.dtype(DTYPES.get(m.group(1), m.group(1)))
+        shape = []
+        for item in filter(None, (s.strip() for s in m.group(2).split(","))):
+            if item.isdigit():
+                shape.append(int(item))
+            else:
+                if item not in sizes:
+                    sizes[item] = _SIZES[len(sizes) % len(_SIZES)]
+                shape.append(sizes[item])
+        data = rng.standard_normal(shape) * 3
+        return data.astype(dtype) if dtype.kind != "b" else data > 0
+    kinds = {"float": 0.5, "int": 3, "bool": True, "complex": 0.5 + 1j}
+    if spec.strip() in kinds:
+        return kinds[spec.strip()]
+    try:
+        return ast.literal_eval(spec.strip())
+    except (ValueError, SyntaxError):
+        raise TranspileError(
+            f"argument kind {spec!r} is not DTYPE[SIZES], a scalar type or a literal"
+        ) from None
+
+
+def _kind_check(name: str, value) -> str:
+    """The Python test that an argument has ``value``'s kind (what specialization keys on)."""
+    if isinstance(value, np.ndarray):
+        ones = " and ".join(
+            f"{name}.shape[{i}] {'==' if d == 1 else '!='} 1" for i, d in enumerate(value.shape)
+        )
+        test = f"type({name}) is np.ndarray and {name}.dtype == np.{value.dtype.name}"
+        test += f" and {name}.ndim == {value.ndim}"
+        return f"{test} and {ones}" if ones else test
+    if type(value) in (float, int, bool, complex):
+        return f"type({name}) is {type(value).__name__}"
+    return f"{name} == {value!r}"
+
+
+def transpile_file(
+    path, *, signatures=(), select=None, strict: bool = False, display: str | None = None
+) -> Transpiled:
+    """The generated module for the file at ``path`` (see the module docstring)."""
+    path = Path(path)
+    text = path.read_text()
+    shown = display or path.name
+    try:
+        tree = cst.parse_module(text)
+    except cst.ParserSyntaxError as e:
+        raise TranspileError(
+            f"{shown}:{e.raw_line}:{e.raw_column + 1}: syntax error: {e.message}",
+            hint="fix the syntax; nothing was written for this file",
+        ) from None
+    wanted: dict[str, list[list[str]]] = {}
+    for line in text.splitlines():
+        m = EXPORT.match(line)
+        if m:
+            wanted.setdefault(m.group(1), []).append(_split_specs(m.group(2)))
+    for sig in signatures:
+        name, specs = parse_signature(sig)
+        wanted.setdefault(name, []).append(specs)
+    module = _import(path)
+    defs = {
+        s.name.value: s for s in tree.body if isinstance(s, cst.FunctionDef)
+    }  # top-level functions
+    decorated = [n for n, d in defs.items() if any(_is_compile(x.decorator) for x in d.decorators)]
+    chosen = list(decorated) if decorated else [n for n in defs if n in wanted]
+    if select:
+        chosen = [n for n in defs if n in set(select)]
+    result = Transpiled("")
+    generated: dict[str, str] = {}
+    for name in chosen:
+        if name not in wanted:
+            why = f"no signature: add `# pypto: export {name}(...)` or --signature"
+            if strict:
+                raise TranspileError(f"{shown}: `{name}`: {why}")
+            result.carried.append((name, why))
+            continue
+        try:
+            code, kernels = _function(getattr(module, name), defs[name], wanted[name], module)
+        except PyptoError as e:
+            if strict:
+                raise TranspileError(f"{shown}: `{name}` cannot be compiled:\n{e}") from None
+            result.carried.append((name, str(e)))
+            continue
+        generated[name] = code
+        result.compiled.append(name)
+        result.kernels += kernels
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    header = (
+        f"# Generated by PyPTO {__version__} (pypto transpile) from {shown}\n"
+        f"# source sha256: {sha}\n"
+        f"# Do not edit: change {shown} and run pypto transpile again.\n"
+    )
+    names = _pypto_names(tree)
+    body = tree.visit(_Rewrite(generated, names)).code
+    still = names & {n.value for n in _names(cst.parse_module(body))}
+    if still:  # PyPTO used otherwise (lazy chains): the module keeps importing it
+        result.carried.append(("<module>", f"uses {', '.join(sorted(still))} besides decorators"))
+        body = tree.visit(_Rewrite(generated, names, drop_imports=False)).code
+    result.text = (
+        header + "\n" + _prelude() + "\n\n# -- the source module " + "-" * 50 + "\n" + body
+    )
+    return result
+
+
+def _names(tree) -> list:
+    found = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node):
+            found.append(node)
+
+    tree.visit(Names())
+    return found
+
+
+def _prelude() -> str:
+    return "# -- PyPTO's runtime helpers (generated code only) " + "-" * 30 + "\n" + PRELUDE
+
+
+def _import(path: Path):
+    name = "_pypto_transpile_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise TranspileError(f"{path.name} fails when imported: {type(e).__name__}: {e}") from e
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def _function(obj, node: cst.FunctionDef, signatures, module) -> tuple[str, int]:
+    """The generated specializations of one function and its dispatcher."""
+    name = node.name.value
+    fn = obj._fn if isinstance(obj, CompiledFunction) else obj
+    compiled = ppto_compile(fn)
+    parts, branches, kernels, names = [], [], 0, None
+    for n, specs in enumerate(signatures):
+        sizes: dict = {}
+        args = [example_value(s, sizes, np.random.default_rng(n)) for s in specs]
+        fn_ir = compiled.ir(*args)
+        bound = compiled._bind(list(args), {})
+        names = list(bound)
+        plans = plan_function(fn_ir)
+        kernels += sum(len(p.kernels) for p in plans.values())
+        prefix = f"_{name}_{n}"
+        emitter = FunctionEmitter(fn_ir, plans, prefix=prefix, name=prefix)
+        source = emitter.render()
+        for e in emitter.emitters:  # user operators: the module's own functions, by name
+            for op_name, impl in e.user_ops.items():
+                if getattr(module, getattr(impl, "__name__", ""), None) is not impl:
+                    raise UnsupportedError(
+                        f"the user operator `{op_name}` is not defined in this file"
+                    )
+            if e.user_ops:
+                table = ", ".join(f"{k!r}: {v.__name__}" for k, v in e.user_ops.items())
+                source += f"\n{e.impl_name}.update({{{table}}})\n"
+        parts.append(source)
+        tests = [_kind_check(p, bound[p]) for p in names]
+        for g in fn_ir.guards:  # the plan's assumptions on sizes, checked before it runs
+            expr = format_code(g.expr, _size_code)
+            tests.append({"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel])
+        branches.append((" and ".join(tests) or "True", f"{prefix}({', '.join(names)})"))
+    params = cst.Module([]).code_for_node(node.params)
+    lines = [f"def {name}({params}):"]
+    lines.append(f'    """PyPTO\'s compiled `{name}` for {len(signatures)} signature(s); other')
+    lines.append('    arguments run the original Python function."""')
+    for test, call in branches:
+        conditions = test.split(" and ")
+        lines.append("    if (")
+        lines += [
+            f"        {c}" if i == 0 else f"        and {c}" for i, c in enumerate(conditions)
+        ]
+        lines.append("    ):")
+        lines.append(f"        return {call}")
+    lines.append(f"    return _{name}_python({', '.join(names)})")
+    return "\n\n".join(parts) + "\n\n" + "\n".join(lines) + "\n", kernels
+
+
+def _size_code(symbol: str) -> str:
+    """A size symbol of the Function IR as code over the parameters: ``x.0`` is x.shape[0]."""
+    if "." in symbol:
+        param, axis = symbol.rsplit(".", 1)
+        if axis.isdigit():
+            return f"{param}.shape[{axis}]"
+    return symbol
+
+
+def _is_compile(expr) -> bool:
+    """``@ppto.compile``, ``@pypto.compile``, ``@compile`` or ``@ppto.compile(...)``."""
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "compile"
+    return isinstance(expr, cst.Name) and expr.value == "compile"
+
+
+def _pypto_names(tree) -> set[str]:
+    names = set()
+    for stmt in tree.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for s in stmt.body:
+                if isinstance(s, cst.Import):
+                    for a in s.names:
+                        if cst.helpers.get_full_name_for_node(a.name).split(".")[0] == "pypto":
+                            names.add(a.evaluated_alias or "pypto")
+    return names
+
+
+class _Rewrite(cst.CSTTransformer):
+    """The source module with compiled functions replaced, PyPTO's decorators dropped, and
+    (``drop_imports``) its imports of pypto removed."""
+
+    def __init__(self, generated: dict[str, str], pypto_names: set[str], drop_imports=True):
+        self.generated = generated
+        self.pypto_names = pypto_names | {"ppto", "pypto"}
+        self.drop_imports = drop_imports
+        self.depth = 0
+
+    def visit_FunctionDef(self, node):  # libcst's names
+        self.depth += 1
+
+    def visit_ClassDef(self, node):
+        self.depth += 1
+
+    def leave_ClassDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def leave_FunctionDef(self, original, updated):
+        self.depth -= 1
+        if self.depth:  # not a top-level function
+            return updated
+        decorators = [d for d in updated.decorators if not self._pypto(d.decorator)]
+        updated = updated.with_changes(decorators=decorators)
+        name = updated.name.value
+        code = self.generated.get(name)
+        if code is None:
+            return updated
+        renamed = updated.with_changes(name=cst.Name(f"_{name}_python"))
+        body = list(cst.parse_module(code).body)
+        gap = [cst.EmptyLine(), cst.EmptyLine()]
+        body[0] = body[0].with_changes(leading_lines=gap)
+        return cst.FlattenSentinel([renamed, *body])
+
+    def _pypto(self, expr) -> bool:
+        """A decorator of PyPTO's: ``@ppto.compile``, ``@ppto.register_operator(...)``, ..."""
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        if isinstance(expr, cst.Attribute):
+            root = expr
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            return isinstance(root, cst.Name) and root.value in self.pypto_names
+        return isinstance(expr, cst.Name) and expr.value == "compile"
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self.drop_imports:
+            return updated
+        kept = []
+        for s in updated.body:
+            if isinstance(s, cst.Import) and all(_is_pypto(a.name) for a in s.names):
+                continue
+            if isinstance(s, cst.ImportFrom) and s.module is not None and _is_pypto(s.module):
+                continue
+            kept.append(s)
+        if not kept:
+            return cst.RemoveFromParent()
+        return updated.with_changes(body=kept)
+
+
+def _is_pypto(node) -> bool:
+    return cst.helpers.get_full_name_for_node(node).split(".")[0] == "pypto"
