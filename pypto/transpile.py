@@ -131,10 +131,44 @@ def _kind_check(name: str, value) -> str:
     return f"{name} == {value!r}"
 
 
+def signature_of(name: str, args) -> str:
+    """A signature for calls like ``name(*args)``: ``"f(f32[s0,s1], float)"`` (sizes of 1
+    stay 1; every other size gets a name of its own)."""
+    short = {v: k for k, v in DTYPES.items()}
+    specs, count = [], 0
+    for a in args:
+        if isinstance(a, np.ndarray):
+            dims = []
+            for d in a.shape:
+                if d == 1:
+                    dims.append("1")
+                else:
+                    dims.append(f"s{count}")
+                    count += 1
+            specs.append(f"{short.get(a.dtype.name, a.dtype.name)}[{','.join(dims)}]")
+        elif type(a) in (float, int, bool, complex):
+            specs.append(type(a).__name__)
+        else:
+            specs.append(repr(a))
+    return f"{name}({', '.join(specs)})"
+
+
 def transpile_file(
-    path, *, signatures=(), select=None, strict: bool = False, display: str | None = None
+    path,
+    *,
+    signatures=(),
+    select=None,
+    strict: bool = False,
+    display: str | None = None,
+    target: str = "numpy",
 ) -> Transpiled:
-    """The generated module for the file at ``path`` (see the module docstring)."""
+    """The generated module for the file at ``path`` (see the module docstring). ``target``:
+    "numpy" (the CUDA path of transpiled modules is not built yet)."""
+    if target != "numpy":
+        raise TranspileError(
+            f"--target {target}: transpiled modules have only the NumPy path so far",
+            hint="use --target numpy (GPU arrays run through @ppto.compile meanwhile)",
+        )
     path = Path(path)
     text = path.read_text()
     shown = display or path.name
