@@ -2,11 +2,13 @@
 
 ``transpile_file(path)`` imports the file (its functions are compiled from their source, as
 ``@ppto.compile`` does), and writes a module that is the file itself with each compiled function
-replaced: the original ``def`` is kept under ``_<name>_python``, followed by one generated NumPy
-program per *signature* (emit/host.py and emit/numpy_target.py, self-contained) and a dispatcher
-``def <name>(<the original parameters>)`` that runs the specialization the arguments match (their
-dtypes, ranks and size-1 axes, the plan's assumptions on sizes) and otherwise the original
-function, so the module is a drop-in replacement whatever it is called with.
+replaced: the original ``def`` is kept under ``_<name>_python``, followed by the generated
+programs of each *signature* (emit/host.py: blocks as NumPy code, emit/numpy_target.py, and as
+CUDA kernels with CuPy host code, emit/cuda_target.py) and a dispatcher ``def <name>(<the
+original parameters>)`` that runs the specialization the arguments match (NumPy or CuPy arrays,
+their dtypes, ranks and size-1 axes, the plan's assumptions on sizes) and otherwise the original
+function, so the module is a drop-in replacement whatever it is called with. The module imports
+numpy (and cupy only when CuPy arrays arrive), never pypto.
 
 Signatures say which argument kinds to compile for, one comment per signature (as Pythran's
 ``#pythran export``), or ``--signature`` on the command line::
@@ -117,13 +119,15 @@ def example_value(spec: str, sizes: dict, rng):
         ) from None
 
 
-def _kind_check(name: str, value) -> str:
-    """The Python test that an argument has ``value``'s kind (what specialization keys on)."""
+def _kind_check(name: str, value, gpu: bool = False) -> str:
+    """The Python test that an argument has ``value``'s kind (what specialization keys on); a
+    GPU array's with ``gpu``."""
     if isinstance(value, np.ndarray):
         ones = " and ".join(
             f"{name}.shape[{i}] {'==' if d == 1 else '!='} 1" for i, d in enumerate(value.shape)
         )
-        test = f"type({name}) is np.ndarray and {name}.dtype == np.{value.dtype.name}"
+        array = f"_gpu_array({name})" if gpu else f"type({name}) is np.ndarray"
+        test = f"{array} and {name}.dtype == np.{value.dtype.name}"
         test += f" and {name}.ndim == {value.ndim}"
         return f"{test} and {ones}" if ones else test
     if type(value) in (float, int, bool, complex):
@@ -132,19 +136,14 @@ def _kind_check(name: str, value) -> str:
 
 
 def signature_of(name: str, args) -> str:
-    """A signature for calls like ``name(*args)``: ``"f(f32[s0,s1], float)"`` (sizes of 1
-    stay 1; every other size gets a name of its own)."""
+    """A signature for calls like ``name(*args)``: ``"f(f32[n64,n3], float)"`` (sizes of 1
+    stay 1; equal sizes share a name, so the specialization assumes what the example shows
+    and checks it when called)."""
     short = {v: k for k, v in DTYPES.items()}
-    specs, count = [], 0
+    specs = []
     for a in args:
         if isinstance(a, np.ndarray):
-            dims = []
-            for d in a.shape:
-                if d == 1:
-                    dims.append("1")
-                else:
-                    dims.append(f"s{count}")
-                    count += 1
+            dims = ["1" if d == 1 else f"n{d}" for d in a.shape]
             specs.append(f"{short.get(a.dtype.name, a.dtype.name)}[{','.join(dims)}]")
         elif type(a) in (float, int, bool, complex):
             specs.append(type(a).__name__)
@@ -160,15 +159,13 @@ def transpile_file(
     select=None,
     strict: bool = False,
     display: str | None = None,
-    target: str = "numpy",
+    target: str = "all",
 ) -> Transpiled:
     """The generated module for the file at ``path`` (see the module docstring). ``target``:
-    "numpy" (the CUDA path of transpiled modules is not built yet)."""
-    if target != "numpy":
-        raise TranspileError(
-            f"--target {target}: transpiled modules have only the NumPy path so far",
-            hint="use --target numpy (GPU arrays run through @ppto.compile meanwhile)",
-        )
+    "numpy" (NumPy arrays), "cuda" (CuPy arrays) or "all" (both; what the arguments are
+    decides at call time); other arguments run the original function."""
+    if target not in ("numpy", "cuda", "all"):
+        raise TranspileError(f"target {target!r} is not numpy, cuda or all")
     path = Path(path)
     text = path.read_text()
     shown = display or path.name
@@ -205,7 +202,9 @@ def transpile_file(
             result.carried.append((name, why))
             continue
         try:
-            code, kernels = _function(getattr(module, name), defs[name], wanted[name], module)
+            code, kernels = _function(
+                getattr(module, name), defs[name], wanted[name], module, target
+            )
         except PyptoError as e:
             if strict:
                 raise TranspileError(f"{shown}: `{name}` cannot be compiled:\n{e}") from None
@@ -243,8 +242,47 @@ def _names(tree) -> list:
     return found
 
 
+_GPU = '''
+
+def _gpu_array(x):
+    return hasattr(x, "__cuda_array_interface__") and hasattr(x, "dtype")
+
+
+def _on_gpu(*args):
+    return any(_gpu_array(a) for a in args)
+
+
+def _cupy(*args):
+    """CuPy (imported only when GPU arrays arrive), or the CPU emulator's stand-in they name."""
+    for a in args:
+        if _gpu_array(a) and getattr(a, "_pypto_cupy", None) is not None:
+            return a._pypto_cupy
+    import cupy
+
+    return cupy
+'''
+
+
 def _prelude() -> str:
-    return "# -- PyPTO's runtime helpers (generated code only) " + "-" * 30 + "\n" + PRELUDE
+    """The runtime helpers: the NumPy target's, the CUDA target's host helpers, and the
+    attention kernel's source and launch rules (cuda_attention.py, run as its own namespace)."""
+    from .emit import cuda_attention
+    from .emit.cuda_target import HOST_PRELUDE
+
+    attention = Path(cuda_attention.__file__).read_text()
+    return (
+        "# -- PyPTO's runtime helpers (generated code only) "
+        + "-" * 30
+        + "\n"
+        + PRELUDE
+        + "\n\n# -- the CUDA target's host helpers "
+        + "-" * 40
+        + "\n"
+        + HOST_PRELUDE
+        + _GPU
+        + "\n\n_FA = {}  # the attention kernel (pypto/emit/cuda_attention.py)\n"
+        + f"exec({attention!r}, _FA)\n"
+    )
 
 
 def _import(path: Path):
@@ -262,12 +300,12 @@ def _import(path: Path):
     return module
 
 
-def _function(obj, node: cst.FunctionDef, signatures, module) -> tuple[str, int]:
+def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[str, int]:
     """The generated specializations of one function and its dispatcher."""
     name = node.name.value
     fn = obj._fn if isinstance(obj, CompiledFunction) else obj
     compiled = ppto_compile(fn)
-    parts, branches, kernels, names = [], [], 0, None
+    parts, branches, gpu_branches, kernels, names = [], [], [], 0, None
     for n, specs in enumerate(signatures):
         sizes: dict = {}
         args = [example_value(s, sizes, np.random.default_rng(n)) for s in specs]
@@ -277,37 +315,63 @@ def _function(obj, node: cst.FunctionDef, signatures, module) -> tuple[str, int]
         plans = plan_function(fn_ir)
         kernels += sum(len(p.kernels) for p in plans.values())
         prefix = f"_{name}_{n}"
-        emitter = FunctionEmitter(fn_ir, plans, prefix=prefix, name=prefix)
-        source = emitter.render()
-        for e in emitter.emitters:  # user operators: the module's own functions, by name
-            for op_name, impl in e.user_ops.items():
-                if getattr(module, getattr(impl, "__name__", ""), None) is not impl:
-                    raise UnsupportedError(
-                        f"the user operator `{op_name}` is not defined in this file"
-                    )
-            if e.user_ops:
-                table = ", ".join(f"{k!r}: {v.__name__}" for k, v in e.user_ops.items())
-                source += f"\n{e.impl_name}.update({{{table}}})\n"
-        parts.append(source)
-        tests = [_kind_check(p, bound[p]) for p in names]
+        if target in ("numpy", "all"):
+            parts.append(_program(fn_ir, plans, prefix, "numpy", module))
+        cuda = None
+        if target in ("cuda", "all"):  # the program with its blocks on the CUDA target
+            try:
+                parts.append(_program(fn_ir, plans, prefix + "_cuda", "cuda", module))
+                cuda = f"{prefix}_cuda(_cp, {', '.join(names)})"
+            except PyptoError:
+                if target == "cuda":
+                    raise
+        guards = []
         for g in fn_ir.guards:  # the plan's assumptions on sizes, checked before it runs
             expr = format_code(g.expr, _size_code)
-            tests.append({"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel])
-        branches.append((" and ".join(tests) or "True", f"{prefix}({', '.join(names)})"))
+            guards.append({"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel])
+        if target in ("numpy", "all"):
+            host = [_kind_check(p, bound[p]) for p in names] + guards
+            branches.append((" and ".join(host) or "True", f"{prefix}({', '.join(names)})"))
+        if cuda is not None:
+            gpu = [_kind_check(p, bound[p], gpu=True) for p in names] + guards
+            gpu_branches.append((" and ".join(gpu) or "True", cuda))
     params = cst.Module([]).code_for_node(node.params)
     lines = [f"def {name}({params}):"]
     lines.append(f'    """PyPTO\'s compiled `{name}` for {len(signatures)} signature(s); other')
     lines.append('    arguments run the original Python function."""')
-    for test, call in branches:
-        conditions = test.split(" and ")
-        lines.append("    if (")
-        lines += [
-            f"        {c}" if i == 0 else f"        and {c}" for i, c in enumerate(conditions)
-        ]
-        lines.append("    ):")
-        lines.append(f"        return {call}")
+    arrays = ", ".join(names) + ("," if len(names) == 1 else "")
+    lines.append(f"    if _on_gpu({arrays}):  # CuPy arrays: the CUDA specializations")
+    lines.append(f"        _cp = _cupy({arrays})")
+    lines += _branches(gpu_branches, "        ")
+    lines.append(f"        return _{name}_python({', '.join(names)})")
+    lines += _branches(branches, "    ")
     lines.append(f"    return _{name}_python({', '.join(names)})")
     return "\n\n".join(parts) + "\n\n" + "\n".join(lines) + "\n", kernels
+
+
+def _program(fn_ir, plans, prefix: str, target: str, module) -> str:
+    """One specialization as generated code: its blocks and host program."""
+    emitter = FunctionEmitter(fn_ir, plans, prefix=prefix, name=prefix, target=target)
+    source = emitter.render()
+    for e in emitter.emitters:  # user operators: the module's own functions, by name
+        for op_name, impl in e.user_ops.items():
+            if getattr(module, getattr(impl, "__name__", ""), None) is not impl:
+                raise UnsupportedError(f"the user operator `{op_name}` is not defined in this file")
+        if e.user_ops:
+            table = ", ".join(f"{k!r}: {v.__name__}" for k, v in e.user_ops.items())
+            source += f"\n{e.impl_name}.update({{{table}}})\n"
+    return source
+
+
+def _branches(branches, indent: str) -> list[str]:
+    lines = []
+    for test, call in branches:
+        conditions = test.split(" and ")
+        lines.append(f"{indent}if (")
+        lines += [f"{indent}    {'and ' if i else ''}{c}" for i, c in enumerate(conditions)]
+        lines.append(f"{indent}):")
+        lines.append(f"{indent}    return {call}")
+    return lines
 
 
 def _size_code(symbol: str) -> str:

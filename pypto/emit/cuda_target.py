@@ -38,7 +38,7 @@ from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, as_symbol, format_code
 from .cuda_prelude import PRELUDE, compute_type, ctype
-from .numpy_target import _ident, _pyrepr, symfloat_code
+from .numpy_target import _ident, _pyrepr, const_code, symfloat_code
 
 BLOCK = 256  # threads per block
 MAX_GRID = 4096  # blocks of a grid-stride launch
@@ -1025,6 +1025,20 @@ class CudaGraphEmitter:
     def dim(self, d) -> str:
         return format_code(d, self.sym)
 
+    @property
+    def impl_name(self) -> str:
+        return f"{self.name}_impl"
+
+    def module_source(self, cuda_source: str) -> str:
+        """Source defining what the host function reads from its module: the RawModule's
+        source (compiled at first use), the constants, the user operators' table."""
+        consts = ", ".join(f"{k!r}: {const_code(v)}" for k, v in self.consts.items())
+        quoted = f"r'''{cuda_source}'''" if "'''" not in cuda_source else repr(cuda_source)
+        return (
+            f"{self.name}_module = {{'source': {quoted}, 'fns': {{}}}}\n"
+            f"{self.name}_consts = {{{consts}}}\n{self.impl_name} = {{}}\n"
+        )
+
     def count(self, shape) -> str:
         return " * ".join(f"({self.dim(d)})" for d in shape) or "1"
 
@@ -1315,14 +1329,20 @@ class CudaGraphEmitter:
             scale = rest.pop(0) if attrs["scale_op"] else "None"
             mask = rest.pop(0) if attrs["masked"] else "None"
             dt = f"np.{e.out.type.dtype.name}"
-            return f"_attention(cp, {q}, {k_}, {v}, {scale}, {mask}, {attrs['scale_op']!r}, {dt})"
+            return (
+                f"_cuda_attention(cp, {q}, {k_}, {v}, {scale}, {mask}, {attrs['scale_op']!r}, {dt})"
+            )
         return f"_device(cp, {self._impl_call(e, args, attrs)})"
 
     def _impl_call(self, e, args, attrs) -> str:
         """The op's NumPy implementation called on the host (device arrays copied over)."""
-        self.user_ops[e.op] = REGISTRY[e.op].impl
         items = [f"_host(cp, {a})" for a in args]
         items += [f"{k}={_attr(v, self.dim)}" for k, v in attrs.items()]
+        op = REGISTRY[e.op]
+        fn = op.extra.get("numpy_function", op.impl)
+        if getattr(np, getattr(fn, "__name__", ""), None) is fn:  # NumPy's own: by name
+            return f"np.{fn.__name__}({', '.join(items)})"
+        self.user_ops[e.op] = op.impl
         return f"{self.name}_impl[{e.op!r}]({', '.join(items)})"
 
     def _host_view(self, v, prod) -> str:
@@ -1461,14 +1481,12 @@ def _host(cp, x):
 
 def _device(cp, x):
     return cp.asarray(x) if isinstance(x, np.ndarray) else x
-'''
 
 
-def _attention(cp, q, k, v, scale, mask, scale_op, dtype):
+def _cuda_attention(cp, q, k, v, scale, mask, scale_op, dtype):
     """softmax(scale(q @ k^T) + mask) @ v by the tiled online-softmax kernel (cuda_attention.py):
     batch axes broadcast and flattened, the score matrix never stored."""
-    from . import cuda_attention as fa
-
+    fa = _FA  # cuda_attention.py: the kernel source, its name expressions and launch
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     lq, d, lk, dv = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
     out_dt = np.dtype(dtype)
@@ -1501,14 +1519,14 @@ def _attention(cp, q, k, v, scale, mask, scale_op, dtype):
         mt = _CT[m.dtype.name]
     else:
         m, strides, mt = None, [0, 0, 0], _CT[t.name]
-    name = fa.name_expression(_CT[t.name], mt, _CT[np.dtype(acc).name], _CT[out_dt.name])
-    grid, block, smem = fa.launch(b, lq, lk, d, dv, np.dtype(acc).itemsize)
+    name = fa["name_expression"](_CT[t.name], mt, _CT[np.dtype(acc).name], _CT[out_dt.name])
+    grid, block, smem = fa["launch"](b, lq, lk, d, dv, np.dtype(acc).itemsize)
     if b == 0 or lq == 0 or grid[0] == 0:
         return out
     modules = _ATTENTION.setdefault(id(cp), {})
     fn = modules.get(name)
     if fn is None:
-        mod = cp.RawModule(code=fa.SOURCE, options=("--std=c++17",), name_expressions=(name,))
+        mod = cp.RawModule(code=fa["SOURCE"], options=("--std=c++17",), name_expressions=(name,))
         fn = modules[name] = mod.get_function(name)
     op = {None: 0, "multiply": 1, "divide": 2}[scale_op]
     i64 = np.int64
@@ -1537,6 +1555,7 @@ def _attention(cp, q, k, v, scale, mask, scale_op, dtype):
 
 _ATTENTION: dict = {}
 _CT = {"float16": "__half", "float32": "float", "float64": "double"}
+'''
 
 
 _COMPILED = [0]
@@ -1551,7 +1570,9 @@ def compile_graph_cuda(plan: GraphPlan, cp):
         return found
     emitter = CudaGraphEmitter(plan, "graph")
     cuda_source, host_source = emitter.render()
-    namespace: dict = {"cp": cp, "_attention": _attention}
+    from . import cuda_attention
+
+    namespace: dict = {"cp": cp, "_FA": vars(cuda_attention)}
     exec(compile(HOST_PRELUDE, "<pypto-cuda-prelude>", "exec"), namespace)
     namespace["graph_module"] = {"source": cuda_source, "fns": {}}
     namespace["graph_consts"] = dict(emitter.consts)

@@ -31,8 +31,16 @@ _COUNTER = [0]
 
 
 class FunctionEmitter:
-    def __init__(self, fn: Function, plans: dict, prefix: str = "", name: str | None = None):
+    def __init__(
+        self,
+        fn: Function,
+        plans: dict,
+        prefix: str = "",
+        name: str | None = None,
+        target: str = "numpy",
+    ):
         self.fn = fn
+        self.cuda = target == "cuda"  # blocks on the CUDA target; the function takes ``cp``
         self.plans = plans
         self.p = prefix  # before every module-level name (several functions in one module)
         self.name = name or fn.name
@@ -58,7 +66,7 @@ class FunctionEmitter:
     def render(self) -> str:
         fn = self.fn
         params = [p.name for p in fn.params]
-        out = [f"def {self.name}({', '.join(params)}):"]
+        out = [f"def {self.name}({', '.join((['cp'] if self.cuda else []) + params)}):"]
         bound = set()
         for p in fn.params:
             if p.kind == "array":
@@ -74,7 +82,8 @@ class FunctionEmitter:
         for name, hv in fn.writebacks:
             h = self.host(hv)
             out.append(f"    if {h} is not {name}:")
-            out.append(f"        np.copyto({name}, {h}, casting='unsafe')")
+            xp = "cp" if self.cuda else "np"
+            out.append(f"        {xp}.copyto({name}, {h}, casting='unsafe')")
         out.append(f"    return {self._result(fn.result)}")
         return "\n\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
 
@@ -147,13 +156,20 @@ class FunctionEmitter:
     def _block(self, block: Block, depth):
         plan = self.plans[id(block)]
         name = f"{self.p}_b{len(self.blocks)}"
-        emitter = GraphEmitter(plan, name)
-        source = emitter.render()
+        if self.cuda:
+            from .cuda_target import CudaGraphEmitter
+
+            emitter = CudaGraphEmitter(plan, name)
+            cuda_source, source = emitter.render()
+            self.const_sources.append(emitter.module_source(cuda_source))
+        else:
+            emitter = GraphEmitter(plan, name)
+            source = emitter.render()
+            self.namespace.update(emitter.module_names())  # keyed by the block's name
+            self.const_sources.append(emitter.module_source())
         self.emitters.append(emitter)
-        self.namespace.update(emitter.module_names())  # keyed by the block's name
-        self.const_sources.append(emitter.module_source())
         self.blocks.append(source)
-        args = [self.host(h) for h in block.inputs]
+        args = (["cp"] if self.cuda else []) + [self.host(h) for h in block.inputs]
         args += [f"{self.sym(s)}={self.sym(s)}" for s in emitter.free]
         outs = [self.host(h) for h in block.outputs]
         call = f"{name}({', '.join(args)})"

@@ -55,7 +55,8 @@ register(
             "numpy_code": lambda args, attrs, shape: (
                 f"np.full({shape}, {args[0]}"
                 + (f", dtype=np.{attrs['dtype'].name})" if attrs["dtype"] is not None else ")")
-            )
+            ),
+            "cuda_code": "(({T}){0})",  # the value, broadcast, in the result's type
         },
     )
 )
