@@ -1,5 +1,5 @@
-"""``pypto``: the command line: ``ops``, ``explain``, ``graph`` (``transpile`` comes with its
-issue)."""
+"""``pypto``: the command line: ``ops``, ``explain``, ``graph``, ``transpile`` (in
+cli/transpile.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import click
 import numpy as np
 
 import pypto
+from pypto_cli.transpile import transpile
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,7 +31,11 @@ def main():
       pypto ops --kind map   only the elementwise ops
       pypto explain model.py::softmax --arg x=f32[1024,4096]
       pypto graph model.py::softmax --arg x=f32[64,64] -o softmax.svg
+      pypto transpile kernels.py -o build/   a module that runs without PyPTO
     """
+
+
+main.add_command(transpile)
 
 
 @main.command()

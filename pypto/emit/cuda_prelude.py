@@ -140,11 +140,17 @@ PPTO_OP(ppto_min_op, ppto_minimum(a, b))
 PPTO_OP(ppto_or_op, a || b)
 PPTO_OP(ppto_and_op, a && b)
 
+// shuffles exist for 4- and 8-byte types: bool, char and short values travel as int
+template <typename T> __device__ __forceinline__ T ppto_shfl_xor(T v, int o) {
+    if constexpr (sizeof(T) < 4) return (T)__shfl_xor_sync(0xffffffffu, (int)v, o);
+    else return __shfl_xor_sync(0xffffffffu, v, o);
+}
+
 template <typename T, typename Op>
 __device__ __forceinline__ T ppto_block_reduce(T v, Op op, T* scratch) {
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned warps = (blockDim.x + 31u) >> 5;
-    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    for (int o = 16; o > 0; o >>= 1) v = op(v, ppto_shfl_xor(v, o));
     __syncthreads();
     if (lane == 0) scratch[warp] = v;
     __syncthreads();

@@ -345,8 +345,10 @@ class KernelWriter:
             if item is None:
                 j += 1
             elif isinstance(item, SliceSpec):
-                start = self.dim(item.start)
-                ai.append(f"({start} + {item.step} * ({idx[j]}))")
+                if item.start == 0 and item.step == 1:  # the same index (``c[:]``)
+                    ai.append(idx[j])
+                else:
+                    ai.append(f"({self.dim(item.start)} + {item.step} * ({idx[j]}))")
                 j += 1
             else:
                 ai.append(f"({self.dim(item)})")
@@ -1191,16 +1193,17 @@ class CudaGraphEmitter:
                 s is not None and s.inplace and not k.hazards.get(id(v)) and id(s.base) not in prod
             ):
                 lines.append(f"{name} = {self._value_name(s.base)}")
-            else:
-                if b is not None and b.reuses and b.reuses in by_name:  # a dead buffer's memory
+            else:  # new memory (a store not in place never takes over its base's memory)
+                if s is None and b is not None and b.reuses and b.reuses in by_name:
                     prior = self.names[id(by_name[b.reuses].value)]
                     lines.append(f"{name} = _reuse({prior}, {dt}, {self.shape(v.type.shape)})")
                 else:
                     lines.append(f"{name} = cp.empty({self.shape(v.type.shape)}, {dt})")
-                if s is not None:
-                    if id(s.base) in prod and id(s.base) not in self.host_values:
-                        raise InternalError(f"kernel {k.name}: a store's base is computed inside")
-                    lines.append(f"cp.copyto({name}, {self._value_name(s.base)})")
+                if s is not None:  # the base first (a view of an input: through index maps)
+                    base = self._value_name(s.base)
+                    if isinstance(s.base, Var) and id(s.base) in prod:
+                        base = self._host_view(s.base, prod)
+                    lines.append(f"cp.copyto({name}, {base})")
         if all(id(v) in direct for v in k.outputs):
             return lines  # the host made every output (a product, a user operator)
         lines += before_launch

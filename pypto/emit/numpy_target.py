@@ -946,7 +946,12 @@ class GraphEmitter:
         if e.op == "expand_dims":
             axes = attrs["axis"]
             ar = tuple(r for j, r in enumerate(region) if j not in axes)
-            return f"np.expand_dims({self._value(a, ar, ctx)}, {axes!r})"
+            code = f"np.expand_dims({self._value(a, ar, ctx)}, {axes!r})"
+            cut = [
+                f"{self.dim(lo)}:{self.dim(hi)}" if j in axes and (lo, hi) != (0, 1) else ":"
+                for j, (lo, hi) in enumerate(region)
+            ]  # a new axis' region is all of it, or empty (an empty slice of it)
+            return f"{code}[{', '.join(cut)}]" if any(c != ":" for c in cut) else code
         if e.op == "squeeze":
             axes = attrs["axis"]
             it = iter(region)
@@ -1009,10 +1014,13 @@ class GraphEmitter:
         if direct and index and scalar and all(is_dim(i) for i in index):
             name = self.whole.get(id(a), self.names[id(a)])  # one element: a[i, j]
             return f"{name}[{', '.join(self.dim(i) for i in index)}]"
-        ar, post, j = [], [], 0
+        ar, post, j, cut = [], [], 0, []
         for item in index:
             if item is None:
                 post.append("None")
+                lo, hi = region[j]
+                if (lo, hi) != (0, 1):  # an empty region of a new axis
+                    cut.append((j, f"{self.dim(lo)}:{self.dim(hi)}"))
                 j += 1
             elif isinstance(item, SliceSpec):
                 lo, hi = region[j]
@@ -1031,7 +1039,13 @@ class GraphEmitter:
         base = self._value(a, tuple(ar), ctx)
         while post and post[-1] == ":":
             post.pop()
-        return f"{base}[{', '.join(post)}]" if post else base
+        code = f"{base}[{', '.join(post)}]" if post else base
+        if cut:
+            items = [":"] * e.out.type.rank
+            for axis, text in cut:
+                items[axis] = text
+            code = f"{code}[{', '.join(items)}]"
+        return code
 
 
 class _Ctx:

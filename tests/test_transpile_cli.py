@@ -1,0 +1,476 @@
+"""``pypto transpile``, end to end: the installed command in a subprocess, on the NumPy-style
+corpus (examples/numpy_style) and on small files made here.
+
+The corpus functions have no export comments: their signatures come from each module's CASES
+(the "small" inputs, float32 and float64, through signature_of) as --signature options. The
+whole corpus is transpiled twice per module (``--jobs 1`` and ``--jobs 2``), shared by the
+tests below; the generated modules are then run in an interpreter where pypto cannot be
+imported, against the original functions.
+"""
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pypto.transpile import signature_of
+from pypto_cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "examples" / "numpy_style"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+MODULE_NAMES = sorted(p.stem for p in CORPUS.glob("*.py") if p.stem != "__init__")
+PYPTO = shutil.which("pypto", path=str(Path(sys.executable).parent))
+
+
+def pypto(*args, cwd=ROOT):
+    assert PYPTO is not None, "the pypto console script is not installed next to python"
+    return subprocess.run(
+        [PYPTO, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def corpus_signatures() -> list[str]:
+    """--signature options for every CASES entry of the corpus (float32 and float64)."""
+    options = []
+    for name in MODULE_NAMES:
+        module = importlib.import_module(f"examples.numpy_style.{name}")
+        for fn, make in module.CASES:
+            for dtype in (np.float32, np.float64):
+                seed = zlib.crc32(f"{name}.{fn.__name__}".encode())
+                sig = signature_of(fn.__name__, make("small", dtype, np.random.default_rng(seed)))
+                if sig not in options:
+                    options.append(sig)
+    return [item for sig in options for item in ("--signature", sig)]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The corpus transpiled into out1 (--jobs 1) and out2 (--jobs 2)."""
+    base = tmp_path_factory.mktemp("corpus")
+    sigs = corpus_signatures()
+    runs = {}
+    for jobs in (1, 2):
+        out = base / f"out{jobs}"
+        runs[jobs] = pypto("transpile", "examples/numpy_style", "-o", out, "-j", jobs, *sigs)
+        assert runs[jobs].returncode == 0, runs[jobs].stderr
+    return {"base": base, "out1": base / "out1", "out2": base / "out2", "runs": runs}
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_the_corpus_package_is_mirrored_and_summarized(corpus):
+    files = tree(corpus["out1"])
+    expected = {f"numpy_style/{p.name}" for p in CORPUS.glob("*.py")}
+    assert set(files) == expected  # __init__.py too: the output is a package
+    stderr = corpus["runs"][1].stderr
+    assert "\r" not in stderr  # no progress display where stderr is not a terminal
+    assert "warning" not in stderr and corpus["runs"][1].stdout == ""
+    summary = stderr.strip().splitlines()[-1]
+    assert summary.startswith(f"{len(expected)} files ({len(expected)} written, 0 up to date); ")
+    assert " 0 carried over; " in summary and "kernels emitted" in summary
+    header = files["numpy_style/elementwise.py"].decode().splitlines()[:2]
+    assert header[0].endswith("(pypto transpile) from examples/numpy_style/elementwise.py")
+    assert header[1].startswith("# source sha256: ")
+
+
+def test_jobs_2_and_a_second_run_give_the_same_bytes(corpus):
+    one, two = tree(corpus["out1"]), tree(corpus["out2"])
+    assert one.keys() == two.keys()
+    assert [name for name in one if one[name] != two[name]] == []
+
+
+CHECKER = """
+import copy, importlib, json, sys, zlib
+OUT, ROOT = sys.argv[1], sys.argv[2]
+sys.modules["pypto"] = None  # PyPTO cannot be imported here
+try:
+    import pypto
+except ImportError:
+    pass
+else:
+    raise SystemExit("pypto is importable")
+sys.path[:0] = [OUT, ROOT]
+import numpy as np
+
+RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+failures, calls = [], 0
+
+
+def kind(v):
+    if isinstance(v, np.ndarray):
+        return "ndarray"
+    return "NumPy scalar" if isinstance(v, np.generic) else type(v).__name__
+
+
+def compare(got, want, rtol, what):
+    if isinstance(want, tuple):
+        if not isinstance(got, tuple) or len(got) != len(want):
+            return [f"{what}: {kind(got)} where the original returns a {len(want)}-tuple"]
+        pairs = enumerate(zip(got, want))
+        return [m for i, (g, w) in pairs for m in compare(g, w, rtol, f"{what}[{i}]")]
+    if kind(got) != kind(want):
+        return [f"{what}: a {kind(got)} where the original returns a {kind(want)}"]
+    if want is None:
+        return []
+    g, w = np.asarray(got), np.asarray(want)
+    if (g.dtype, g.shape) != (w.dtype, w.shape):
+        return [f"{what}: {g.dtype}{g.shape} where the original gives {w.dtype}{w.shape}"]
+    if w.dtype.kind in "fc":
+        same = np.allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+    else:
+        same = np.array_equal(g, w)
+    return [] if same else [f"{what}: values differ beyond rtol {rtol}"]
+
+
+for name in sys.argv[3:]:
+    generated = importlib.import_module(f"numpy_style.{name}")
+    original = importlib.import_module(f"examples.numpy_style.{name}")
+    assert generated.__file__.startswith(OUT), generated.__file__
+    for fn, make in original.CASES:
+        fname = fn.__name__
+        kept = getattr(generated, f"_{fname}_python")
+
+        def refuse(*args, _what=f"{name}.{fname}", **kwargs):
+            raise AssertionError(f"{_what}: the original ran, not the compiled code")
+
+        for size in ("small", "large"):
+            # small: the kinds compiled for, with new values: the compiled code must run.
+            # large: other sizes (some of other ranks): the compiled code or the original.
+            setattr(generated, f"_{fname}_python", refuse if size == "small" else kept)
+            for dtype in (np.float32, np.float64):
+                rng = np.random.default_rng(zlib.crc32(f"{name}.{fname}.{size}.new".encode()))
+                args = make(size, dtype, rng)
+                mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+                what = f"{name}.{fname} ({size}, {np.dtype(dtype).name})"
+                want = fn(*theirs)
+                try:
+                    got = getattr(generated, fname)(*mine)
+                except Exception as e:
+                    failures.append(f"{what}: {type(e).__name__}: {e}")
+                    continue
+                calls += 1
+                rtol = RTOL[np.dtype(dtype)]
+                failures += compare(got, want, rtol, what)
+                for i, (g, w) in enumerate(zip(mine, theirs)):
+                    if isinstance(w, np.ndarray):  # what it writes in place
+                        failures += compare(g, w, rtol, f"{what}, argument {i} afterwards")
+print(json.dumps({"calls": calls, "failures": failures}))
+"""
+
+
+def test_generated_modules_run_without_pypto_and_match_the_originals(corpus, tmp_path):
+    out = corpus["out1"]
+    for path in out.rglob("*.py"):
+        for line in path.read_text().splitlines():
+            assert not line.lstrip().startswith(("import pypto", "from pypto")), (path, line)
+    script = tmp_path / "checker.py"
+    script.write_text(CHECKER)
+    run = subprocess.run(
+        [sys.executable, "-I", script, out, ROOT, *MODULE_NAMES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["failures"] == []
+    cases = sum(
+        len(importlib.import_module(f"examples.numpy_style.{n}").CASES) for n in MODULE_NAMES
+    )
+    assert report["calls"] == cases * 4
+
+
+# -- small files made here -------------------------------------------------------------------------
+GOOD = """\
+import numpy as np
+
+# pypto: export scale(f64[n], float)
+
+
+def scale(x, a):
+    return np.exp(x) * a
+"""
+
+MIXED = """\
+import numpy as np
+
+# pypto: export fine(f64[n])
+# pypto: export refused(f64[n])
+
+
+def fine(x):
+    return np.sin(x) + 1
+
+
+def refused(x):
+    try:
+        y = x + 1
+    except ValueError:
+        y = x
+    return y
+"""
+
+
+def make_package(root: Path) -> Path:
+    pkg = root / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "good.py").write_text(GOOD)
+    (pkg / "sub" / "mixed.py").write_text(MIXED)
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "junk.py").write_text("this is not Python")
+    return pkg
+
+
+def test_a_failing_file_never_damages_the_others(tmp_path):
+    pkg = make_package(tmp_path)
+    first = pypto("transpile", "pkg", "-o", "out", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert sorted(tree(tmp_path / "out")) == ["pkg/good.py", "pkg/sub/mixed.py"]
+    assert "`refused` carried over unchanged" in first.stderr and "[PPT102]" in first.stderr
+    before = tree(tmp_path / "out")
+    mixed = (tmp_path / "out" / "pkg" / "sub" / "mixed.py").read_text()
+    assert "def _fine_python(x):" in mixed and "def refused(x):\n    try:" in mixed
+
+    # A syntax error in good.py and a new file that fails when imported: both reported,
+    # good.py's earlier output left as it was, nothing at all for the new one.
+    (pkg / "good.py").write_text(GOOD.replace("def scale(x, a):", "def scale(x, a:"))
+    (pkg / "boom.py").write_text("raise RuntimeError('no import for you')\n")
+    second = pypto("transpile", "pkg", "-o", "out", "-j", 2, cwd=tmp_path)
+    assert second.returncode == 1
+    assert "error: pkg/good.py (out/pkg/good.py left as it was)" in second.stderr
+    assert "syntax error" in second.stderr and "[PPT120]" in second.stderr
+    assert "error: pkg/boom.py (out/pkg/boom.py not written)" in second.stderr
+    assert "RuntimeError: no import for you" in second.stderr
+    assert tree(tmp_path / "out") == before  # no partial, temporary or changed file
+
+    # --strict: the function PyPTO refuses fails its file (exit 1, the coded error shown).
+    (pkg / "good.py").write_text(GOOD)
+    (pkg / "boom.py").unlink()
+    (tmp_path / "out" / "pkg" / "good.py").unlink()
+    strict = pypto("transpile", "pkg", "-o", "out", "--strict", cwd=tmp_path)
+    assert strict.returncode == 1
+    assert "error: pkg/sub/mixed.py (out/pkg/sub/mixed.py left as it was)" in strict.stderr
+    assert "[PPT120] pkg/sub/mixed.py: `refused` cannot be compiled" in strict.stderr
+    assert "[PPT102] `try` blocks are not supported" in strict.stderr
+    assert (tmp_path / "out" / "pkg" / "sub" / "mixed.py").read_text() == mixed
+    assert (tmp_path / "out" / "pkg" / "good.py").read_bytes() == before["pkg/good.py"]
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path):
+    make_package(tmp_path)
+    (tmp_path / "out" / "pkg" / "good.py").mkdir(parents=True)  # cannot be replaced
+    run = pypto("transpile", "pkg", "-o", "out", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "writing out/pkg/good.py failed" in run.stderr
+    assert sorted(tree(tmp_path / "out")) == ["pkg/sub/mixed.py"]  # and no temporary file
+
+
+def test_check_and_diff_after_the_source_changes(tmp_path):
+    shutil.copy(CORPUS / "elementwise.py", tmp_path / "elementwise.py")
+    args = ["transpile", "elementwise.py", "-o", "out", "-s", "sigmoid(f32[n,m])"]
+    missing = pypto(*args, "--check", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert "would write out/elementwise.py (missing)" in missing.stderr
+    assert not (tmp_path / "out").exists()
+
+    written = pypto(*args, cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    output = (tmp_path / "out" / "elementwise.py").read_bytes()
+    current = pypto(*args, "--check", cwd=tmp_path)
+    assert current.returncode == 0, current.stderr
+    assert "1 file (0 stale, 1 up to date)" in current.stderr
+    same = pypto(*args, "--diff", cwd=tmp_path)
+    assert same.returncode == 0 and same.stdout == ""
+
+    source = tmp_path / "elementwise.py"
+    changed = source.read_text().replace("np.exp(-x))", "np.exp(-2.0 * x))")
+    source.write_text(changed)
+    stale = pypto(*args, "--check", cwd=tmp_path)
+    assert stale.returncode == 1
+    assert "would write out/elementwise.py (source changed)" in stale.stderr
+    diff = pypto(*args, "--diff", cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stdout.startswith("--- out/elementwise.py\n+++ out/elementwise.py\n")
+    assert "\n-    return 1.0 / (1.0 + np.exp(-x))\n" in diff.stdout
+    assert "\n+    return 1.0 / (1.0 + np.exp(-2.0 * x))\n" in diff.stdout
+    assert "\n+# source sha256: " in diff.stdout
+    assert (tmp_path / "out" / "elementwise.py").read_bytes() == output  # nothing written
+    assert pypto(*args, "--check", "--diff", cwd=tmp_path).returncode == 1
+
+
+def test_check_finds_outputs_whose_source_is_gone(tmp_path):
+    pkg = make_package(tmp_path)
+    assert pypto("transpile", "pkg", "-o", "out", cwd=tmp_path).returncode == 0
+    (pkg / "good.py").unlink()
+    check = pypto("transpile", "pkg", "-o", "out", "--check", cwd=tmp_path)
+    assert check.returncode == 1
+    assert "orphaned out/pkg/good.py (its source pkg/good.py is gone: delete it)" in check.stderr
+
+
+def test_select_verbose_and_quiet(tmp_path):
+    shutil.copy(CORPUS / "elementwise.py", tmp_path / "elementwise.py")
+    sigs = ["-s", "sigmoid(f32[n])", "-s", "relu(f64[n,m])", "-s", "gelu(f32[n])"]
+    run = pypto("transpile", "elementwise.py", "-o", "out", *sigs, "--select", "sigmoid,relu",
+                "--select", "nothing", "-v", cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "out" / "elementwise.py").read_text()
+    assert "def _sigmoid_python(" in text and "def _relu_python(" in text
+    assert "_gelu_python" not in text and "def gelu(x):" in text
+    assert "elementwise.py -> out/elementwise.py: written; compiled sigmoid, relu (" in run.stderr
+    assert "warning: --select nothing: no file has a top-level function nothing" in run.stderr
+    assert "warning: --signature gelu(f32[n]): no function gelu was transpiled" in run.stderr
+    quiet = pypto("transpile", "elementwise.py", "-o", "out", *sigs, "-q", cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "Missing argument 'SRC...'"),
+        (["no_such.py"], "does not exist"),
+        (["elementwise.py", "-s", "sigmoid"], "is not NAME(SPEC, ...)"),
+        (["elementwise.py", "-s", "sigmoid(f32[n)"], "--signature"),
+        (["elementwise.py", "-s", "sigmoid(q32[n])"], "'q32' in 'q32[n]' is not a dtype"),
+        (["elementwise.py", "-j", "-1"], "--jobs"),
+        (["elementwise.py", "-q", "-v"], "exclude each other"),
+        (["elementwise.py", "--target", "tpu"], "--target"),
+        (["elementwise.py", "--select", "a-b"], "not a function name"),
+        (["elementwise.py", "-o", "."], "overwrite the sources"),
+        (["elementwise.py", "--nope"], "No such option"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path, monkeypatch, args, message):
+    """(In this process: nothing is transpiled. The installed command's 2 is checked below.)"""
+    (tmp_path / "elementwise.py").write_text(GOOD)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["transpile", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elementwise.py"]
+
+
+def test_usage_errors_exit_2_from_the_installed_command(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "same.py").write_text(GOOD)
+    (tmp_path / "b" / "same.py").write_text(GOOD)
+    run = pypto("transpile", "a/same.py", "b/same.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "a/same.py and b/same.py would both be written to pypto_out/same.py" in run.stderr
+    assert not (tmp_path / "pypto_out").exists()
+
+
+def test_targets_numpy_cuda_and_all(tmp_path):
+    """The default (all) has both programs; CuPy-only modules run NumPy arrays as the original.
+    (The CUDA programs themselves are run in tests/cuda_emu/test_transpiled_cuda.py.)"""
+    (tmp_path / "good.py").write_text(GOOD)
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["pypto"] = None
+        import numpy as np, good
+        python = good._scale_python
+        ran = []
+        good._scale_python = lambda *a: ran.append(1) or python(*a)
+        x = np.linspace(-1, 1, 7)
+        assert np.allclose(good.scale(x, 2.0), np.exp(x) * 2.0)
+        print("original" if ran else "compiled")
+    """)
+    for target, programs, runs in [
+        (None, ["def _scale_0(", "def _scale_0_cuda("], "compiled"),
+        ("numpy", ["def _scale_0("], "compiled"),
+        ("cuda", ["def _scale_0_cuda("], "original"),
+    ]:
+        out = tmp_path / f"out_{target}"
+        options = ["--target", target] if target else []
+        run = pypto("transpile", "good.py", "-o", out, *options, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        text = (out / "good.py").read_text()
+        found = [p for p in ("def _scale_0(", "def _scale_0_cuda(") if p in text]
+        assert found == programs, target
+        env = {**os.environ, "PYTHONPATH": str(out)}
+        ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.strip() == runs, target
+
+
+def test_help_texts():
+    top = pypto("--help")
+    assert top.returncode == 0 and "transpile" in top.stdout
+    run = pypto("transpile", "--help")
+    assert run.returncode == 0
+    text = run.stdout
+    needles = ["Examples:", "Exit codes:", "--check", "--diff", "--jobs", "--strict"]
+    needles += ["--select", "--signature", "--target [numpy|cuda|all]", "pypto_out"]
+    for needle in needles:
+        assert needle in text, needle
+    assert "  2  usage error" in text
+
+
+def test_the_pre_commit_hook_runs_the_check():
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert "- id: pypto-transpile-check\n" in text
+    assert "  entry: pypto transpile --check\n" in text
+    assert "  language: python\n" in text
+
+
+def test_the_generated_module_runs_as_in_the_docs(tmp_path):
+    """README's example: a module the generated code runs (in a fresh interpreter)."""
+    run = pypto("transpile", CORPUS / "elementwise.py", "--signature", "sigmoid(f32[n])",
+                "-o", tmp_path / "out")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["pypto"] = None
+        import numpy as np, elementwise
+        elementwise._sigmoid_python = None  # the compiled path runs, not the original
+        print(elementwise.sigmoid(np.zeros(3, np.float32)))
+    """)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "out")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[0.5 0.5 0.5]"
+
+
+LAZY = """\
+import numpy as np
+import pypto as ppto
+
+
+@ppto.compile
+def twice_sin(x):
+    return np.sin(x) * 2
+
+
+# pypto: export twice_sin(f64[n])
+
+chain = ppto.exp(ppto.tensor("x"))
+"""
+
+
+def test_a_module_that_still_uses_pypto(tmp_path):
+    """@ppto.compile functions are chosen and their decorator dropped; a module that uses PyPTO
+    besides (a lazy chain) keeps importing it: a warning, and an error under --strict."""
+    (tmp_path / "lazy.py").write_text(LAZY)
+    run = pypto("transpile", "lazy.py", "-o", "out", "--target", "numpy", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "warning: lazy.py: the generated module still imports pypto" in run.stderr
+    text = (tmp_path / "out" / "lazy.py").read_text()
+    assert "import pypto as ppto" in text and "@ppto.compile" not in text
+    assert "def _twice_sin_python(x):" in text
+    strict = pypto("transpile", "lazy.py", "-o", "out2", "--strict", cwd=tmp_path)
+    assert strict.returncode == 1
+    assert "[PPT120] lazy.py uses ppto besides decorators" in strict.stderr
+    assert not (tmp_path / "out2").exists()
