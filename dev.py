@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The two Quick start commands; each makes its own virtualenv (.venv) and installs what it needs.
 
-    python3 dev.py demo          run the design document's chain: prints the graph and the result
+    python3 dev.py demo          run the design document's chain (prints the graph and the result),
+                                 then transpile an example file and run the generated module
     python3 dev.py test [ARGS]   run the whole test suite (ARGS go to pytest)
 
 Needs only Python 3.11+ with pip. The install is redone when pyproject.toml changes.
@@ -21,6 +22,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 DEMO = ROOT / "examples" / "lazy_api" / "seed_3_2_composition.py"
+TRANSPILE_DEMO = ROOT / "examples" / "transpile_demo.py"
 
 
 def ensure_env() -> None:
@@ -56,8 +58,12 @@ def main(argv: list[str]) -> int:
         return 2
     ensure_env()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    if argv[0] == "demo":
-        return subprocess.run([PY, DEMO], cwd=ROOT, env=env).returncode
+    if argv[0] == "demo":  # the design document's chain, then a transpiled example file
+        for script in (DEMO, TRANSPILE_DEMO):
+            code = subprocess.run([PY, script], cwd=ROOT, env=env).returncode
+            if code:
+                return code
+        return 0
     return subprocess.run([PY, "-m", "pytest", *argv[1:]], cwd=ROOT, env=env).returncode
 
 
