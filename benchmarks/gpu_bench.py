@@ -21,27 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import pypto as ppto  # noqa: E402
-
-
-def map_chain(x, y):
-    return np.sin(x) + np.cos(y)
-
-
-def softmax(x):
-    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-    return e / np.sum(e, axis=-1, keepdims=True)
-
-
-def attention(q, k, v):
-    s = (q @ np.swapaxes(k, -1, -2)) / math.sqrt(q.shape[-1])
-    e = np.exp(s - np.max(s, axis=-1, keepdims=True))
-    return (e / np.sum(e, axis=-1, keepdims=True)) @ v
-
-
-def diffusion(u, kappa):
-    return np.gradient(u, axis=0) * np.gradient(kappa, axis=0) + np.gradient(
-        u, axis=1
-    ) * np.gradient(kappa, axis=1)
+from benchmarks.cpu_bench import w1 as map_chain  # noqa: E402  (the same workloads)
+from benchmarks.cpu_bench import w3 as softmax  # noqa: E402
+from benchmarks.cpu_bench import w4 as attention  # noqa: E402
+from benchmarks.cpu_bench import w5 as diffusion  # noqa: E402
+from benchmarks.cpu_bench import w7 as products  # noqa: E402
+from benchmarks.cpu_bench import w8 as cumsum_map  # noqa: E402
 
 
 def transformer(x, q, k, v, mask, gamma, beta):
@@ -51,14 +36,6 @@ def transformer(x, q, k, v, mask, gamma, beta):
     mu = r.mean(axis=-1, keepdims=True)
     var = ((r - mu) ** 2).mean(axis=-1, keepdims=True)
     return (r - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-
-def products(a, b, c, d):
-    return a @ b + c @ d
-
-
-def cumsum_map(x):
-    return np.cumsum(x, axis=0) * 0.5 + 1
 
 
 def inputs(cp, name):

@@ -38,7 +38,7 @@ from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, as_symbol, format_code
 from .cuda_prelude import PRELUDE, compute_type, ctype
-from .numpy_target import _ident, _pyrepr, const_code, symfloat_code
+from .numpy_target import _ident, _pyrepr, const_code, literal_code, symfloat_code
 
 BLOCK = 256  # threads per block
 MAX_GRID = 4096  # blocks of a grid-stride launch
@@ -1306,14 +1306,7 @@ class CudaGraphEmitter:
         return lines
 
     def _literal(self, lit: Literal) -> str:
-        v = lit.value
-        if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
-            return self.dim(v)
-        if isinstance(v, SymFloat):
-            return symfloat_code(v, self.sym)
-        if isinstance(v, np.generic):
-            return f"np.{v.dtype.name}({_pyrepr(v.item())})"
-        return _pyrepr(v)
+        return literal_code(lit, self.sym)
 
     def _value_name(self, v) -> str:
         if isinstance(v, Literal):

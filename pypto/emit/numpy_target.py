@@ -782,14 +782,7 @@ class GraphEmitter:
         return tuple(out)
 
     def _literal(self, lit: Literal) -> str:
-        v = lit.value
-        if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
-            return self.dim(v)
-        if isinstance(v, SymFloat):
-            return symfloat_code(v, self.sym)
-        if isinstance(v, np.generic):
-            return f"np.{v.dtype.name}({_pyrepr(v.item())})"
-        return _pyrepr(v)
+        return literal_code(lit, self.sym)
 
     def _eqn(self, e, region, ctx) -> str:
         fam = family(e)
@@ -1052,6 +1045,18 @@ class _Ctx:
     def __init__(self, lines, memo):
         self.lines = lines
         self.memo = memo
+
+
+def literal_code(lit: Literal, name_of) -> str:
+    """A literal operand as Python source: sizes through ``name_of``, NumPy scalars typed."""
+    v = lit.value
+    if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
+        return format_code(v, name_of)
+    if isinstance(v, SymFloat):
+        return symfloat_code(v, name_of)
+    if isinstance(v, np.generic):
+        return f"np.{v.dtype.name}({_pyrepr(v.item())})"
+    return _pyrepr(v)
 
 
 def source_lines(k: Kernel) -> str:
