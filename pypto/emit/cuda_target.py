@@ -667,14 +667,9 @@ class KernelWriter:
             for s in stmts:
                 self.add(s)
 
-            def full_index(tidx):
-                it_k, it_t = iter(ridx), iter(tidx)
-                return tuple(next(it_t) if a in reduced else next(it_k) for a in range(len(domain)))
-
-            def inner(loop_var_start, loop_step):
+            def inner(start, step):
                 """A loop over the row's reduced elements (strided by the block's threads)."""
-                h = f"for (long long t_ = {loop_var_start}; t_ < red_; t_ += {loop_step})"
-                return h
+                return f"for (long long t_ = {start}; t_ < red_; t_ += {step})"
 
             if block_mode:
                 for e in reduces:  # each reduction by the whole block, in order
@@ -683,30 +678,23 @@ class KernelWriter:
                         st, tidx = self.delinearize("t_", red_shape, "j")
                         for s in st:
                             self.add(s)
-                        value = self.at(e.inputs[0], full_index(tidx))
+                        value = self.at(e.inputs[0], self.full_index(ridx, tidx, reduced))
                         self.add(f"{acc} = {self.combine(e, acc, value, ct)};")
                     functor = _COMBINE[e.op][0]
                     self.add(
                         f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);"
                     )
-                    keep = e.params["keepdims"]
-                    ci = (
-                        tuple(
-                            "0" if a in reduced else ridx[kept.index(a)] for a in range(len(domain))
-                        )
-                        if keep
-                        else ridx
-                    )
+                    ci = self.canonical(e, ridx, kept, reduced, len(domain))
                     self.memo[(id(e.out), ci)] = self.local(
                         compute_type(e.out.type.dtype),
                         self.reduce_result(e, acc, reduced, e.inputs[0]),
                     )
-            full_outs = [
+            full_outs = [  # outputs at the domain's shape (a row-wise kernel's)
                 v
                 for v in self.outputs
-                if v.type.rank == len(domain)
+                if reduced
+                and v.type.rank == len(domain)
                 and self.ge.plan.same(v.type.shape, domain)
-                and reduced
             ]
             small = [v for v in self.outputs if v not in full_outs]
             for v in small:
@@ -730,7 +718,7 @@ class KernelWriter:
                     st, tidx = self.delinearize("t_", red_shape, "j")
                     for s in st:
                         self.add(s)
-                    fi = full_index(tidx)
+                    fi = self.full_index(ridx, tidx, reduced)
                     for v in full_outs:
                         self.store(v, fi, self.at(v, fi))
             if block_mode:
