@@ -285,7 +285,7 @@ def _prelude(target: str) -> str:
     helpers and the attention kernel's source and launch rules (cuda_attention.py, run as
     its own namespace)."""
     from .emit import cuda_attention
-    from .emit.cuda_target import HOST_PRELUDE
+    from .emit.cuda_host import HOST_PRELUDE
 
     if target == "numpy":
         return "# -- PyPTO's runtime helpers (generated code only) " + "-" * 30 + "\n" + PRELUDE

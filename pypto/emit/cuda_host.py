@@ -1,0 +1,155 @@
+"""The Python helpers the CUDA target's host code runs with (launch grids, strides, the
+RawModule cache, buffer reuse, streams, constants, the attention kernel's launch). Generated
+modules include this text; ``_FA`` is cuda_attention.py's namespace."""
+
+HOST_PRELUDE = '''\
+import numpy as np
+
+
+def _grid(n):
+    """Blocks of a grid-stride launch over n items (0: nothing to launch)."""
+    return 0 if n <= 0 else max(1, min(-(-n // 256), 4096))
+
+
+def _stride(a, axis):
+    return np.int64(a.strides[axis] // a.itemsize)
+
+
+def _py(x):
+    return x.item() if hasattr(x, "item") else x
+
+
+def _slice(start, n, step):
+    stop = start + step * n
+    return slice(start, stop if stop >= 0 else None, step)
+
+
+def _fn(cp, module, name):
+    """The kernel ``name`` of the graph's RawModule (compiled at first use, then cached)."""
+    if "mod" not in module:
+        module["mod"] = cp.RawModule(code=module["source"], options=("--std=c++17",))
+    fn = module["fns"].get(name)
+    if fn is None:
+        fn = module["fns"][name] = module["mod"].get_function(name)
+    return fn
+
+
+def _vectors(n, width, *arrays):
+    """Whether a vectorized kernel may run: whole vectors, C-contiguous 16-byte aligned arrays."""
+    if n % width:
+        return False
+    for a in arrays:
+        ptr = a.data.ptr if hasattr(a.data, "ptr") else a.ctypes.data
+        if ptr % 16 or not a.flags.c_contiguous:
+            return False
+    return True
+
+
+def _reuse(array, dtype, shape):
+    """A buffer of ``shape`` in the memory of a dead one (the memory plan's reuse)."""
+    raw = array.reshape(-1).view(np.uint8)
+    count = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return raw[:count].view(dtype).reshape(shape)
+
+
+def _stream(cp, module, i):
+    """The graph's i-th stream for kernels of one level (made once, non-blocking)."""
+    streams = module.setdefault("streams", [])
+    while len(streams) <= i:
+        streams.append(cp.cuda.Stream(non_blocking=True))
+    return streams[i]
+
+
+def _const(cp, consts, key):
+    value = consts[key]
+    if not isinstance(value, np.ndarray):
+        return value
+    device = consts.get(("device", id(cp), key))  # uploaded once per CuPy module
+    if device is None:
+        device = consts[("device", id(cp), key)] = cp.asarray(value)
+    return device
+
+
+def _host(cp, x):
+    """A device array as NumPy (for user operators and creation ops run on the host)."""
+    on_device = hasattr(x, "__cuda_array_interface__") or type(x).__module__.startswith("cupy")
+    return cp.asnumpy(x) if on_device else x
+
+
+def _device(cp, x):
+    return cp.asarray(x) if isinstance(x, np.ndarray) else x
+
+
+def _cuda_attention(cp, q, k, v, scale, mask, scale_op, dtype):
+    """softmax(scale(q @ k^T) + mask) @ v by the tiled online-softmax kernel (cuda_attention.py):
+    batch axes broadcast and flattened, the score matrix never stored."""
+    fa = _FA  # cuda_attention.py: the kernel source, its name expressions and launch
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    lq, d, lk, dv = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
+    out_dt = np.dtype(dtype)
+    if lk == 0:
+        raise ValueError("zero-size array to reduction operation maximum which has no identity")
+    t = np.result_type(q.dtype, k.dtype, v.dtype)
+    t = t if t.kind == "f" else np.dtype(np.float64)
+    wide = "double" in (_CT[t.name], _CT[out_dt.name]) or (
+        mask is not None and np.dtype(mask.dtype).name == "float64"
+    )
+    acc = np.float64 if wide else np.float32
+    b = int(np.prod(batch, dtype=np.int64))
+
+    def flat(x, rows, cols):
+        x = cp.broadcast_to(x.astype(t, copy=False), (*batch, rows, cols))
+        return cp.ascontiguousarray(x).reshape(b, rows, cols)
+
+    qf, kf, vf = flat(q, lq, d), flat(k, lk, d), flat(v, lk, dv)
+    out = cp.empty((*batch, lq, dv), out_dt)
+    if mask is not None:
+        mask = cp.asarray(mask)
+        if mask.dtype.kind not in "f":
+            mask = mask.astype(acc)
+        if mask.ndim > 2 and any(n != 1 for n in mask.shape[:-2]):
+            m = cp.ascontiguousarray(cp.broadcast_to(mask, (*batch, lq, lk))).reshape(b, lq, lk)
+            strides = [s // m.itemsize for s in m.strides]
+        else:
+            m = cp.broadcast_to(mask.reshape(mask.shape[-2:]) if mask.ndim >= 2 else mask, (lq, lk))
+            strides = [0] + [s // m.itemsize for s in m.strides]
+        mt = _CT[m.dtype.name]
+    else:
+        m, strides, mt = None, [0, 0, 0], _CT[t.name]
+    name = fa["name_expression"](_CT[t.name], mt, _CT[np.dtype(acc).name], _CT[out_dt.name])
+    grid, block, smem = fa["launch"](b, lq, lk, d, dv, np.dtype(acc).itemsize)
+    if b == 0 or lq == 0 or grid[0] == 0:
+        return out
+    modules = _ATTENTION.setdefault(id(cp), {})
+    fn = modules.get(name)
+    if fn is None:
+        mod = cp.RawModule(code=fa["SOURCE"], options=("--std=c++17",), name_expressions=(name,))
+        fn = modules[name] = mod.get_function(name)
+    op = {None: 0, "multiply": 1, "divide": 2}[scale_op]
+    i64 = np.int64
+    fn(
+        grid,
+        block,
+        (
+            qf,
+            kf,
+            vf,
+            m,
+            out,
+            i64(b),
+            i64(lq),
+            i64(lk),
+            i64(d),
+            i64(dv),
+            *(i64(s) for s in strides),
+            acc(1 if scale is None else scale),
+            np.int32(op),
+        ),
+        shared_mem=smem,
+    )
+    return out
+
+
+_ATTENTION: dict = {}
+_CT = {"float16": "__half", "float32": "float", "float64": "double"}
+'''

@@ -1,0 +1,980 @@
+"""CUDA C of one Plan kernel: ``KernelWriter`` evaluates the kernel's body at an index.
+
+A value at an index is a C local; index maps (transpose, slices, broadcast, flip, reshape,
+concatenation) transform the index and never copy. Families: grid-stride elementwise loops (and
+a 16-byte vector-load variant for plain maps), row-wise kernels (one block per row, block
+reductions), per-thread reductions, two-stage reductions for few long rows, per-line scans and
+block scans with carries. Sizes, slice starts and strides are ``long long`` parameters the host
+computes (``params``: C declaration and host expression). See cuda_target.py for the module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InternalError
+from ..ir import Literal, Var
+from ..ops.indexing import SliceSpec
+from ..passes.fuse import family
+from ..passes.plan import Kernel
+from ..registry import REGISTRY
+from ..symbolic import Expr, SymFloat
+from .cuda_prelude import compute_type, ctype
+from .numpy_target import symfloat_code
+
+if TYPE_CHECKING:
+    from .cuda_target import CudaGraphEmitter
+
+BLOCK = 256  # threads per block
+MAX_GRID = 4096  # blocks of a grid-stride launch
+
+_IDENTITY = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
+_COMBINE = {
+    "sum": ("ppto_sum_op", "({a} + {b})"),
+    "mean": ("ppto_sum_op", "({a} + {b})"),
+    "prod": ("ppto_prod_op", "({a} * {b})"),
+    "max": ("ppto_max_op", "ppto_maximum({a}, {b})"),
+    "min": ("ppto_min_op", "ppto_minimum({a}, {b})"),
+    "any": ("ppto_or_op", "({a} || {b})"),
+    "all": ("ppto_and_op", "({a} && {b})"),
+}
+_EMPTY = {"max": "maximum", "min": "minimum"}
+_VECTOR = {"float32": "float4", "int32": "int4", "uint32": "uint4", "float64": "double2",
+           "int64": "longlong2"}  # fmt: skip
+_ACC_DTYPE = {  # partial results of a two-stage reduction, by accumulator type
+    "int": "int32",
+    "float": "float32",
+    "double": "float64",
+    "long long": "int64",
+    "unsigned long long": "uint64",
+}
+
+
+def _limits(dtype, low: bool) -> str:
+    if dtype.kind == "f":
+        inf = "PPTO_DINF" if dtype.name == "float64" else "PPTO_INF"
+        return f"(-{inf})" if low else inf
+    if dtype.kind == "b":
+        return "false" if low else "true"
+    info = np.iinfo(dtype)
+    value = info.min if low else info.max
+    c = ctype(dtype)
+    if value == -(2**63):
+        return "(-9223372036854775807LL - 1)"
+    return f"(({c}){value}{'ULL' if dtype.kind == 'u' else 'LL'})"
+
+
+def _c_literal(value, dtype) -> str:
+    """A C literal of ``value`` in ``dtype``'s compute type."""
+    ct = compute_type(dtype)
+    if dtype.kind == "b":
+        return "true" if value else "false"
+    if dtype.kind in "iu":
+        return f"(({ct}){int(value)}{'ULL' if dtype.kind == 'u' else 'LL'})"
+    v = float(value)
+    if v != v:
+        return f"(({ct})__longlong_as_double(0x7ff8000000000000LL))"
+    if v in (float("inf"), float("-inf")):
+        return f"(({ct}){'-' if v < 0 else ''}PPTO_DINF)"
+    return f"(({ct}){v!r})"
+
+
+class ScanElsewhere(InternalError):
+    """A scan kernel whose scan values are read away from their own position."""
+
+
+class KernelWriter:
+    """The CUDA C of one Plan kernel, and the host arguments of its launch."""
+
+    def __init__(self, ge: CudaGraphEmitter, k: Kernel, name: str, outputs=None, kind=None):
+        self.ge, self.k, self.name = ge, k, name
+        self.outputs = tuple(k.outputs if outputs is None else outputs)
+        self.kind = kind or k.kind
+        self.prod = {id(e.out): e for e in k.body.eqns}
+        self.params: list[tuple[str, str]] = []  # (C declaration, host expression)
+        self.dims: dict = {}  # symbolic size -> parameter name
+        self.ptrs: dict[int, tuple] = {}  # id(value) -> (pointer, strides) or (scalar, None)
+        self.lines: list[str] = []
+        self.depth = 1
+        self.memo: dict = {}
+        self.count = 0
+        self.scan = None  # (scan eqn, index, accumulator) inside a scan's loop
+        own = {id(v) for v in self.outputs}  # computed whole (by the host), read like inputs
+        self.whole = ge.whole_of(k) | (set(ge.host_values) - own)
+
+    # -- parameters -------------------------------------------------------------------------
+    def dim(self, d) -> str:
+        """A size in C: a literal, or a parameter the host computes."""
+        if isinstance(d, int):
+            return str(d)
+        name = self.dims.get(d)
+        if name is None:
+            name = self.dims[d] = f"n{len(self.dims)}"
+            self.params.append((f"long long {name}", f"np.int64({self.ge.dim(d)})"))
+        return name
+
+    def array(self, v) -> tuple:
+        """(pointer, strides) of an input or output array, or (scalar parameter, None)."""
+        found = self.ptrs.get(id(v))
+        if found is not None:
+            return found
+        host = self.ge.host_name(v, self.whole)
+        p = f"p{len(self.ptrs)}"
+        written = any(v is o for o in self.outputs)
+        if v.type.rank == 0 and not written and (v.type.weak or id(v) not in self.ge.buffers):
+            ct = compute_type(v.type.dtype)
+            conv = "np.float32" if v.type.dtype.name == "float16" else f"np.{v.type.dtype.name}"
+            if v.type.dtype.name == "bool":
+                conv = "np.bool_"
+            self.params.append((f"{ct} {p}", f"{conv}(_py({host}))"))
+            found = (p, None)
+        else:
+            const = "" if written else "const "
+            self.params.append((f"{const}{ctype(v.type.dtype)}* __restrict__ {p}", host))
+            strides = []
+            for axis in range(v.type.rank):
+                s = f"{p}s{axis}"
+                self.params.append((f"long long {s}", f"_stride({host}, {axis})"))
+                strides.append(s)
+            found = (p, tuple(strides))
+        self.ptrs[id(v)] = found
+        return found
+
+    # -- statements ----------------------------------------------------------------------------
+    def add(self, text: str):
+        self.lines.append("    " * self.depth + text)
+
+    def local(self, ct: str, code: str) -> str:
+        self.count += 1
+        name = f"v{self.count}"
+        self.add(f"const {ct} {name} = {code};")
+        return name
+
+    @contextlib.contextmanager
+    def scope(self, head: str | None = None):
+        """A C block (``head {``): values computed inside stay inside."""
+        if head is not None:
+            self.add(head + " {")
+        self.depth += 1
+        saved = self.memo
+        self.memo = dict(saved)
+        try:
+            yield
+        finally:
+            self.memo = saved
+            self.depth -= 1
+            if head is not None:
+                self.add("}")
+
+    # -- values at an index ------------------------------------------------------------------
+    def at(self, v, idx: tuple) -> str:
+        """The C expression (a local or a parameter) of ``v`` at ``idx`` (one C index per
+        axis of ``v``), in ``v``'s compute type."""
+        if isinstance(v, Literal):
+            return self.literal(v)
+        key = (id(v), idx)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        e = self.prod.get(id(v))
+        if e is None or id(v) in self.whole:
+            code = self.load(v, idx)
+            if v.type.rank == 0:  # a scalar parameter: no local needed
+                self.memo[key] = code
+                return code
+        else:
+            code = self.eqn(e, idx)
+        if code.isidentifier():
+            self.memo[key] = code
+            return code
+        name = self.local(compute_type(v.type.dtype), code)
+        self.memo[key] = name
+        return name
+
+    def literal(self, lit: Literal) -> str:
+        v = lit.value
+        if isinstance(v, (Expr, SymFloat)) or (isinstance(v, int) and not isinstance(v, bool)):
+            if isinstance(v, (Expr, int)):
+                code = self.dim(v)
+            else:
+                code = self.dim_float(v)
+            return f"(({compute_type(lit.type.dtype)}){code})"
+        if isinstance(v, np.generic):
+            v = v.item()
+        return _c_literal(v, lit.type.dtype)
+
+    def dim_float(self, v: SymFloat) -> str:
+        name = self.dims.get(v)
+        if name is None:
+            name = self.dims[v] = f"f{len(self.dims)}"
+            self.params.append((f"double {name}", f"float({symfloat_code(v, self.ge.sym)})"))
+        return name
+
+    def offset(self, strides, idx) -> str:
+        terms = [f"({i}) * {s}" for i, s in zip(idx, strides) if i != "0"]
+        return " + ".join(terms) if terms else "0"
+
+    def load(self, v, idx) -> str:
+        p, strides = self.array(v)
+        if strides is None:
+            return p
+        if getattr(self, "lane", None) is not None and id(v) in self.vectors:  # a vector's lane
+            return f"{self.vectors[id(v)]}.{self.lane}"
+        ref = f"{p}[{self.offset(strides, idx)}]"
+        return f"__half2float({ref})" if v.type.dtype.name == "float16" else ref
+
+    def store(self, v, idx, value: str):
+        p, strides = self.array(v)
+        target = f"{p}[{self.offset(strides, idx)}]"
+        if v.type.dtype.name == "float16":
+            value = f"__float2half({value})"
+        self.add(f"{target} = {value};")
+
+    def broadcast(self, a, idx, shape) -> tuple:
+        """The index of operand ``a`` read by an op of result ``shape`` at ``idx``."""
+        shift = len(shape) - a.type.rank
+        out = []
+        for i, d in enumerate(a.type.shape):
+            j = i + shift
+            one = d == 1 or self.ge.plan.same((d,), (1,))
+            other_one = shape[j] == 1 or self.ge.plan.same((shape[j],), (1,))
+            out.append("0" if one and not other_one else idx[j])
+        return tuple(out)
+
+    def eqn(self, e, idx) -> str:
+        fam = family(e)
+        if fam in ("map", "scalar"):
+            return self.map(e, idx)
+        if fam == "index":
+            return self.reorder(e, idx)
+        if fam == "reduce":
+            return self.reduce_inline(e, idx)
+        if fam == "scan":
+            if self.scan is not None and self.scan[0] is e and self.scan[1] == idx:
+                return self.scan[2]
+            raise ScanElsewhere(f"kernel {self.k.name}: a scan read away from its position")
+        raise InternalError(f"kernel {self.k.name}: `{e.op}` is computed by the host")
+
+    def map(self, e, idx) -> str:
+        op = REGISTRY[e.op]
+        template = op.extra.get("cuda_code") or op.cuda
+        if template is None:
+            raise InternalError(f"`{e.op}` has no CUDA code")
+        out_dt = e.out.type.dtype
+        if op.ufunc is not None:
+            keys = tuple(a.type.key for a in e.inputs) + (None,) * op.ufunc.nout
+            loop = op.ufunc.resolve_dtypes(keys)
+            types, result = loop[: op.ufunc.nin], loop[op.ufunc.nin]
+        elif e.op == "where":
+            types, result = (np.dtype(bool), out_dt, out_dt), out_dt
+        elif e.op in ("astype", "copy"):
+            types, result = (e.inputs[0].type.dtype,), out_dt
+        else:  # a user operator with a CUDA expression: operands in their own types
+            types, result = tuple(a.type.dtype for a in e.inputs), out_dt
+        args = []
+        for a, t in zip(e.inputs, types):
+            code = (
+                self.at(a, self.broadcast(a, idx, e.out.type.shape)) if isinstance(a, Var) else None
+            )
+            if code is None:
+                code = self.literal(a)
+            if compute_type(a.type.dtype) != compute_type(t):
+                code = f"(({compute_type(t)}){code})"
+            args.append(code)
+        code = template.format(*args, T=compute_type(result))
+        if compute_type(result) != compute_type(out_dt):
+            code = f"(({compute_type(out_dt)}){code})"
+        if out_dt.name == "float16":
+            code = f"ppto_h({code})"
+        return code
+
+    def reorder(self, e, idx) -> str:
+        a = e.inputs[0]
+        p = e.params
+        if e.op == "transpose":
+            ai = [None] * len(p["perm"])
+            for j, q in enumerate(p["perm"]):
+                ai[q] = idx[j]
+            return self.at(a, tuple(ai))
+        if e.op == "expand_dims":
+            return self.at(a, tuple(i for j, i in enumerate(idx) if j not in p["axis"]))
+        if e.op == "squeeze":
+            it = iter(idx)
+            return self.at(
+                a, tuple("0" if j in p["axis"] else next(it) for j in range(a.type.rank))
+            )
+        if e.op == "broadcast_to":
+            return self.at(a, self.broadcast(a, idx, e.out.type.shape))
+        if e.op == "flip":
+            return self.at(
+                a,
+                tuple(
+                    f"({self.dim(d)} - 1 - ({i}))" if j in p["axis"] else i
+                    for j, (i, d) in enumerate(zip(idx, a.type.shape))
+                ),
+            )
+        if e.op == "getitem":
+            return self.at(a, self.getitem_index(p["index"], idx, a.type.rank))
+        if e.op == "reshape":
+            return self.at(a, self.reshape_index(idx, e.out.type.shape, a.type.shape))
+        if e.op == "concatenate":
+            return self.concatenate(e, idx)
+        if e.op == "store":
+            return self.store_value(e, idx)
+        raise InternalError(f"no CUDA code for the reorder `{e.op}`")
+
+    def getitem_index(self, index, idx, rank) -> tuple:
+        items = [i for i in index if i is not Ellipsis]
+        ai, j = [], 0
+        for item in items:
+            if item is None:
+                j += 1
+            elif isinstance(item, SliceSpec):
+                if item.start == 0 and item.step == 1:  # the same index (``c[:]``)
+                    ai.append(idx[j])
+                else:
+                    ai.append(f"({self.dim(item.start)} + {item.step} * ({idx[j]}))")
+                j += 1
+            else:
+                ai.append(f"({self.dim(item)})")
+        ai += list(idx[j : j + rank - len(ai)])
+        return tuple(ai)
+
+    def reshape_index(self, idx, dst, src) -> tuple:
+        if not dst or not src:
+            return tuple("0" for _ in src)
+        lin = idx[0]
+        for i, d in zip(idx[1:], dst[1:]):
+            lin = f"(({lin}) * {self.dim(d)} + ({i}))"
+        self.count += 1
+        flat = f"r{self.count}"
+        self.add(f"const long long {flat} = {lin};")
+        out = []
+        stride = "1"
+        for d in reversed(src[1:]):
+            out.append(f"(({flat} / {stride}) % {self.dim(d)})")
+            stride = f"({stride} * {self.dim(d)})"
+        out.append(f"({flat} / {stride})")
+        return tuple(reversed(out))
+
+    def concatenate(self, e, idx) -> str:
+        ax = e.params["axis"]
+        ct = compute_type(e.out.type.dtype)
+        self.count += 1
+        name = f"v{self.count}"
+        self.add(f"{ct} {name};")
+        start = 0
+        for n, piece in enumerate(e.inputs):
+            size = piece.type.shape[ax]
+            end = f"({self.dim(start)} + {self.dim(size)})" if start != 0 else self.dim(size)
+            last = n == len(e.inputs) - 1
+            head = "else" if last else f"{'if' if n == 0 else 'else if'} (({idx[ax]}) < {end})"
+            pi = tuple(
+                f"(({i}) - {self.dim(start)})" if j == ax and start != 0 else i
+                for j, i in enumerate(idx)
+            )
+            with self.scope(head):
+                self.add(f"{name} = {self.at(piece, pi)};")
+            start = start + size
+        return name
+
+    def store_positions(self, index, idx, out_rank) -> tuple:
+        """The output index a store's value at domain index ``idx`` goes to, and the domain
+        axes it consumes: SliceSpec items take one axis each, integers none, None one."""
+        items = list(index)
+        explicit = sum(1 for i in items if i is not None and i is not Ellipsis)
+        if Ellipsis in items:
+            k = items.index(Ellipsis)
+            items[k : k + 1] = [SliceSpec(0, 1, None)] * (out_rank - explicit)
+        else:
+            items += [SliceSpec(0, 1, None)] * (out_rank - explicit)
+        pos, j = [], 0
+        for item in items:
+            if item is None:
+                j += 1
+            elif isinstance(item, SliceSpec):
+                start = self.dim(item.start) if item.start != 0 else None
+                i = idx[j]
+                if item.step != 1:
+                    i = f"({item.step} * ({i}))"
+                pos.append(f"({start} + {i})" if start else i)
+                j += 1
+            else:
+                pos.append(f"({self.dim(item)})")
+        return tuple(pos)
+
+    def store_value(self, e, idx) -> str:
+        """The value of ``base[index] = value`` read at ``idx`` inside the kernel."""
+        raise InternalError(f"kernel {self.k.name}: a slice assignment read in its own kernel")
+
+    def reduce_inline(self, e, idx) -> str:
+        """A reduction at ``idx`` by one thread: a loop over the reduced elements."""
+        a = e.inputs[0]
+        axes, keep = e.params["axis"], e.params["keepdims"]
+        acc, ct, _ = self.reduce_init(e)
+        full, it, loops = [], iter(idx), []
+        for i, d in enumerate(a.type.shape):
+            if i in axes:
+                self.count += 1
+                t = f"t{self.count}"
+                loops.append((t, d))
+                full.append(t)
+                if keep:
+                    next(it)
+            else:
+                full.append(next(it))
+        depth = self.depth
+        heads = [f"for (long long {t} = 0; {t} < {self.dim(d)}; ++{t})" for t, d in loops]
+        with contextlib.ExitStack() as stack:
+            for h in heads:
+                stack.enter_context(self.scope(h))
+            self.add(f"{acc} = {self.combine(e, acc, self.at(a, tuple(full)), ct)};")
+        assert self.depth == depth
+        return self.reduce_result(e, acc, axes, a)
+
+    def reduce_init(self, e):
+        self.count += 1
+        acc = f"acc{self.count}"
+        kind = e.op
+        a = e.inputs[0]
+        if kind in ("any", "all"):
+            ct = "int"
+        elif kind in ("max", "min"):
+            ct = compute_type(a.type.dtype)
+        else:
+            ct = compute_type(e.out.type.dtype)
+        if kind in ("max", "min"):
+            init = _limits(a.type.dtype, low=kind == "max")
+        else:
+            init = _IDENTITY.get(kind, "0")
+        self.add(f"{ct} {acc} = ({ct}){init};")
+        return acc, ct, kind
+
+    def combine(self, e, acc, value, ct) -> str:
+        a = e.inputs[0]
+        if e.op in ("any", "all"):
+            value = f"(({value}) != 0)"
+        elif compute_type(a.type.dtype) != ct:
+            value = f"(({ct}){value})"
+        code = _COMBINE[e.op][1].format(a=acc, b=value)
+        if e.out.type.dtype.name == "float16" and e.op in ("sum", "prod"):
+            code = f"ppto_h({code})"
+        return code
+
+    def reduce_result(self, e, acc, axes, a) -> str:
+        out = e.out.type.dtype
+        if e.op == "mean":
+            count = " * ".join(self.dim(a.type.shape[i]) for i in axes) or "1"
+            code = f"({acc} / ({compute_type(out)})({count}))"
+        elif e.op in ("any", "all"):
+            code = f"({acc} != 0)"
+        else:
+            code = acc
+        if out.name == "float16":
+            code = f"ppto_h({code})"
+        return code
+
+    # -- kernels -----------------------------------------------------------------------------
+    def render(self) -> str:
+        if self.kind in ("reduction", "rowwise"):
+            body = self.reduction_kernel()
+        elif self.kind == "scan":
+            body = self.scan_kernel()
+        else:
+            body = self.elementwise_kernel()
+        params = ",\n    ".join(decl for decl, _ in self.params) or "int unused_"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
+    def grid_loop(self, shape, total_name="total"):
+        """``for`` each element of ``shape`` (grid-stride): yields the index."""
+        total = " * ".join(f"(long long){self.dim(d)}" for d in shape) or "1"
+        self.add(f"const long long {total_name} = {total};")
+        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
+        head = (
+            "for (long long lin_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+            f"lin_ < {total_name}; lin_ += step_)"
+        )
+        return head, self.delinearize("lin_", shape, "i")
+
+    def delinearize(self, lin, shape, prefix) -> list[str]:
+        """Statements that split ``lin`` over ``shape`` (last axis fastest), and the index."""
+        names = [f"{prefix}{a}" for a in range(len(shape))]
+        stmts = []
+        rest = lin
+        for a in range(len(shape) - 1, 0, -1):
+            stmts.append(f"const long long {names[a]} = {rest} % {self.dim(shape[a])};")
+            nxt = f"{prefix}q{a}"
+            stmts.append(f"const long long {nxt} = {rest} / {self.dim(shape[a])};")
+            rest = nxt
+        if shape:
+            stmts.append(f"const long long {names[0]} = {rest};")
+        return stmts, tuple(names)
+
+    def elementwise_kernel(self) -> str:
+        k = self.k
+        stores = {id(s.out): s for s in k.stores}
+        groups: list[tuple[tuple, list]] = []
+        for v in self.outputs:
+            shape = self.ge.plan_domain_of(k, v, stores)
+            for g in groups:
+                if len(g[0]) == len(shape) and self.ge.plan.same(g[0], shape):
+                    g[1].append(v)
+                    break
+            else:
+                groups.append((shape, [v]))
+        for n, (shape, outs) in enumerate(groups):
+            head, (stmts, idx) = self.grid_loop(shape, f"total{n}")
+            with self.scope(head):
+                for s in stmts:
+                    self.add(s)
+                for v in outs:
+                    if id(v) in stores:
+                        self.write_store(stores[id(v)], idx)
+                    else:
+                        self.store(v, idx, self.at(v, idx))
+        return "\n".join(self.lines) + "\n"
+
+    # -- vectorized elementwise kernels ---------------------------------------------------------
+    def vector_width(self) -> int:
+        """Elements per vector load for a plain map kernel (every array read and written at the
+        same element: same shapes, no index maps, no stores; 4-byte or 8-byte types), else 0."""
+        k = self.k
+        if self.kind != "elementwise" or k.stores or not self.outputs:
+            return 0
+        shape = self.outputs[0].type.shape
+        if not shape or any(v.type.rank == 0 for v in self.outputs):
+            return 0
+        arrays = [v for v in (*k.inputs, *self.outputs) if v.type.rank > 0]
+        if any(family(e) not in ("map", "scalar") for e in k.body.eqns):
+            return 0
+        if self.whole or any(id(e.out) in self.whole for e in k.body.eqns):
+            return 0
+        for e in k.body.eqns:  # no broadcasting inside: every array operand has the shape
+            for a in e.inputs:
+                if (
+                    isinstance(a, Var)
+                    and a.type.rank
+                    and not (a.type.rank == len(shape) and self.ge.plan.same(a.type.shape, shape))
+                ):
+                    return 0
+        sizes = {v.type.dtype.itemsize for v in arrays}
+        if any(v.type.dtype.name not in _VECTOR for v in arrays) or len(sizes) != 1:
+            return 0
+        if any(
+            v.type.rank != len(shape) or not self.ge.plan.same(v.type.shape, shape) for v in arrays
+        ):
+            return 0
+        return 16 // sizes.pop()
+
+    def vector_kernel(self, width: int) -> str:
+        """Each thread: ``width`` consecutive elements through one 16-byte load per array (the
+        host launches it only for C-contiguous, 16-byte aligned arrays whose size ``width``
+        divides)."""
+        shape = self.outputs[0].type.shape
+        total = " * ".join(f"(long long){self.dim(d)}" for d in shape) or "1"
+        self.add(f"const long long vectors_ = ({total}) / {width};")
+        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
+        head = (
+            "for (long long w_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+            "w_ < vectors_; w_ += step_)"
+        )
+        arrays = [v for v in self.k.inputs if v.type.rank > 0]
+        with self.scope(head):
+            self.vectors = {}
+            for v in arrays:
+                p, _ = self.array(v)
+                vt = _VECTOR[v.type.dtype.name]
+                self.add(f"const {vt} {p}v = reinterpret_cast<const {vt}*>({p})[w_];")
+                self.vectors[id(v)] = f"{p}v"
+            outs = {}
+            for v in self.outputs:
+                p, _ = self.array(v)
+                outs[id(v)] = f"{p}o"
+                self.add(f"{_VECTOR[v.type.dtype.name]} {p}o;")
+            for lane in range(width):
+                self.lane = "xyzw"[lane]
+                with self.scope(f"/* element {lane} */"):
+                    idx = tuple(f"L{lane}" for _ in shape)
+                    for v in self.outputs:
+                        self.add(f"{outs[id(v)]}.{self.lane} = {self.at(v, idx)};")
+            self.lane = None
+            for v in self.outputs:
+                p, _ = self.array(v)
+                vt = _VECTOR[v.type.dtype.name]
+                self.add(f"reinterpret_cast<{vt}*>({p})[w_] = {outs[id(v)]};")
+        params = ",\n    ".join(decl for decl, _ in self.params)
+        body = "\n".join(self.lines) + "\n"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
+    def write_store(self, s, idx):
+        e = self.prod[id(s.out)]
+        value = e.inputs[1]
+        vidx = self.broadcast(value, idx, self.k.domain) if isinstance(value, Var) else None
+        code = self.at(value, vidx) if vidx is not None else self.literal(value)
+        vt, ot = value.type.dtype, s.out.type.dtype
+        if compute_type(vt) != compute_type(ot):
+            code = f"ppto_cast<{compute_type(ot)}>({code})"
+        self.store(s.out, self.store_positions(s.index, idx, s.out.type.rank), code)
+
+    def reduction_kernel(self) -> str:
+        k = self.k
+        domain, reduced = k.domain, tuple(k.reduced)
+        kept = [a for a in range(len(domain)) if a not in reduced]
+        reduces = [e for e in k.body.eqns if family(e) == "reduce"]
+        block_mode = (
+            len(domain) - 1 in reduced
+            and all(
+                len(e.inputs[0].type.shape) == len(domain)
+                and self.ge.plan.same(e.inputs[0].type.shape, domain)
+                and tuple(e.params["axis"]) == reduced
+                for e in reduces
+            )
+            and all(v.type.rank in (len(domain), len(kept)) for v in self.outputs)
+        )
+        self.block_mode = block_mode
+        rows_shape = tuple(domain[a] for a in kept)
+        red_shape = tuple(domain[a] for a in reduced)
+        rows = " * ".join(f"(long long){self.dim(d)}" for d in rows_shape) or "1"
+        reds = " * ".join(f"(long long){self.dim(d)}" for d in red_shape) or "1"
+        self.add(f"const long long rows_ = {rows};")
+        self.add(f"const long long red_ = {reds};")
+        if block_mode:
+            self.add("__shared__ double scratch_[33];")
+            head = "for (long long row_ = blockIdx.x; row_ < rows_; row_ += gridDim.x)"
+        else:
+            self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
+            head = (
+                "for (long long row_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                "row_ < rows_; row_ += step_)"
+            )
+        with self.scope(head):
+            stmts, ridx = self.delinearize("row_", rows_shape, "k")
+            for s in stmts:
+                self.add(s)
+
+            def inner(start, step):
+                """A loop over the row's reduced elements (strided by the block's threads)."""
+                return f"for (long long t_ = {start}; t_ < red_; t_ += {step})"
+
+            if block_mode:
+                for e in reduces:  # each reduction by the whole block, in order
+                    acc, ct, _ = self.reduce_init(e)
+                    with self.scope(inner("threadIdx.x", "blockDim.x")):
+                        st, tidx = self.delinearize("t_", red_shape, "j")
+                        for s in st:
+                            self.add(s)
+                        value = self.at(e.inputs[0], self.full_index(ridx, tidx, reduced))
+                        self.add(f"{acc} = {self.combine(e, acc, value, ct)};")
+                    functor = _COMBINE[e.op][0]
+                    self.add(
+                        f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);"
+                    )
+                    ci = self.canonical(e, ridx, kept, reduced, len(domain))
+                    self.memo[(id(e.out), ci)] = self.local(
+                        compute_type(e.out.type.dtype),
+                        self.reduce_result(e, acc, reduced, e.inputs[0]),
+                    )
+            full_outs = [  # outputs at the domain's shape (a row-wise kernel's)
+                v
+                for v in self.outputs
+                if reduced
+                and v.type.rank == len(domain)
+                and self.ge.plan.same(v.type.shape, domain)
+            ]
+            small = [v for v in self.outputs if v not in full_outs]
+            for v in small:
+                if v.type.rank == len(domain):
+                    vidx = tuple(
+                        "0" if a in reduced else ridx[kept.index(a)] for a in range(len(domain))
+                    )
+                elif v.type.rank == len(kept):
+                    vidx = ridx
+                else:
+                    raise InternalError(f"kernel {k.name}: output of rank {v.type.rank}")
+                value = self.at(v, vidx)
+                if block_mode:
+                    with self.scope("if (threadIdx.x == 0)"):
+                        self.store(v, vidx, value)
+                else:
+                    self.store(v, vidx, value)
+            if full_outs:
+                start, step = ("threadIdx.x", "blockDim.x") if block_mode else ("0", "1")
+                with self.scope(inner(start, step)):
+                    st, tidx = self.delinearize("t_", red_shape, "j")
+                    for s in st:
+                        self.add(s)
+                    fi = self.full_index(ridx, tidx, reduced)
+                    for v in full_outs:
+                        self.store(v, fi, self.at(v, fi))
+            if block_mode:
+                self.add("__syncthreads();")
+        return "\n".join(self.lines) + "\n"
+
+    def two_stage_eligible(self) -> bool:
+        """A reduction kernel (outputs at the reduced shape, the last axis reduced, no
+        reduction reading another) that can split each row over many blocks: partial results,
+        then one block per row combining them (for few, long rows: one block per row would
+        leave the GPU idle)."""
+        k = self.k
+        domain, reduced = k.domain, tuple(k.reduced)
+        kept = len(domain) - len(reduced)
+        reduces = [e for e in k.body.eqns if family(e) == "reduce"]
+        if k.kind != "reduction" or not reduces or len(domain) - 1 not in reduced:
+            return False
+        for e in reduces:
+            a = e.inputs[0]
+            if not isinstance(a, Var) or tuple(e.params["axis"]) != reduced:
+                return False
+            if len(a.type.shape) != len(domain) or not self.ge.plan.same(a.type.shape, domain):
+                return False
+            if any(family(d) == "reduce" for d in self._producers(a)):
+                return False
+        return all(v.type.rank in (len(domain), kept) for v in self.outputs) and all(
+            self.ge.plan.same(
+                tuple(
+                    d for j, d in enumerate(v.type.shape) if j not in reduced or v.type.rank == kept
+                ),
+                tuple(domain[j] for j in range(len(domain)) if j not in reduced),
+            )
+            for v in self.outputs
+            if v.type.rank == kept
+        )
+
+    def _producers(self, v) -> list:
+        """The equations ``v`` is computed from inside the kernel."""
+        found, stack, seen = [], [v], set()
+        while stack:
+            x = stack.pop()
+            e = self.prod.get(id(x)) if isinstance(x, Var) else None
+            if e is None or id(e) in seen:
+                continue
+            seen.add(id(e))
+            found.append(e)
+            stack += list(e.inputs)
+        return found
+
+    def two_stage(self, stage: str) -> str:
+        """``stage`` "part": block b reduces part b % parts_ of row b / parts_ into the partial
+        arrays; "final": one block per row combines a row's partials, then the epilogue."""
+        k = self.k
+        domain, reduced = k.domain, tuple(k.reduced)
+        kept = [a for a in range(len(domain)) if a not in reduced]
+        reduces = [e for e in k.body.eqns if family(e) == "reduce"]
+        self.block_mode = True
+        rows_shape = tuple(domain[a] for a in kept)
+        red_shape = tuple(domain[a] for a in reduced)
+        rows = " * ".join(f"(long long){self.dim(d)}" for d in rows_shape) or "1"
+        reds = " * ".join(f"(long long){self.dim(d)}" for d in red_shape) or "1"
+        self.params.append(("long long parts_", "np.int64(_parts)"))
+        partials = []
+        for i, e in enumerate(reduces):
+            ct = self.acc_type(e)
+            partials.append(f"q{i}")
+            self.params.append((f"{ct}* __restrict__ q{i}", f"_q{i}"))
+        self.add(f"const long long rows_ = {rows};")
+        self.add(f"const long long red_ = {reds};")
+        self.add("__shared__ double scratch_[33];")
+        if stage == "part":
+            self.add("const long long chunk_ = (red_ + parts_ - 1) / parts_;")
+            head = "for (long long b_ = blockIdx.x; b_ < rows_ * parts_; b_ += gridDim.x)"
+        else:
+            head = "for (long long row_ = blockIdx.x; row_ < rows_; row_ += gridDim.x)"
+        with self.scope(head):
+            if stage == "part":
+                self.add("const long long row_ = b_ / parts_;")
+                self.add("const long long lo_ = (b_ % parts_) * chunk_;")
+                self.add("const long long hi_ = lo_ + chunk_ < red_ ? lo_ + chunk_ : red_;")
+            stmts, ridx = self.delinearize("row_", rows_shape, "k")
+            for st in stmts:
+                self.add(st)
+            for i, e in enumerate(reduces):
+                acc, ct, _ = self.reduce_init(e)
+                functor = _COMBINE[e.op][0]
+                if stage == "part":
+                    with self.scope(
+                        "for (long long t_ = lo_ + threadIdx.x; t_ < hi_; t_ += blockDim.x)"
+                    ):
+                        st, tidx = self.delinearize("t_", red_shape, "j")
+                        for line in st:
+                            self.add(line)
+                        value = self.at(e.inputs[0], self.full_index(ridx, tidx, reduced))
+                        self.add(f"{acc} = {self.combine(e, acc, value, ct)};")
+                    self.add(
+                        f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);"
+                    )
+                    with self.scope("if (threadIdx.x == 0)"):
+                        self.add(f"q{i}[b_] = {acc};")
+                    continue
+                with self.scope("for (long long p_ = threadIdx.x; p_ < parts_; p_ += blockDim.x)"):
+                    part = f"q{i}[row_ * parts_ + p_]"
+                    self.add(f"{acc} = {_COMBINE[e.op][1].format(a=acc, b=part)};")
+                self.add(f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);")
+                ci = self.canonical(e, ridx, kept, reduced, len(domain))
+                code = self.reduce_result(e, acc, reduced, e.inputs[0])
+                self.memo[(id(e.out), ci)] = self.local(compute_type(e.out.type.dtype), code)
+            if stage == "final":
+                for v in self.outputs:
+                    if v.type.rank == len(domain):
+                        vidx = tuple(
+                            "0" if a in reduced else ridx[kept.index(a)] for a in range(len(domain))
+                        )
+                    else:
+                        vidx = ridx
+                    value = self.at(v, vidx)
+                    with self.scope("if (threadIdx.x == 0)"):
+                        self.store(v, vidx, value)
+            self.add("__syncthreads();")
+        params = ",\n    ".join(decl for decl, _ in self.params)
+        body = "\n".join(self.lines) + "\n"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
+    def full_index(self, ridx, tidx, reduced) -> tuple:
+        it_k, it_t = iter(ridx), iter(tidx)
+        rank = len(ridx) + len(tidx)
+        return tuple(next(it_t) if a in reduced else next(it_k) for a in range(rank))
+
+    def canonical(self, e, ridx, kept, reduced, rank) -> tuple:
+        """The index of a reduction's result at the current row."""
+        if e.params["keepdims"]:
+            return tuple("0" if a in reduced else ridx[kept.index(a)] for a in range(rank))
+        return ridx
+
+    def acc_type(self, e) -> str:
+        if e.op in ("any", "all"):
+            return "int"
+        if e.op in ("max", "min"):
+            return compute_type(e.inputs[0].type.dtype)
+        return compute_type(e.out.type.dtype)
+
+    def scan_kernel(self) -> str:
+        k = self.k
+        domain, ax = k.domain, k.scan_axis
+        scan = next(e for e in k.body.eqns if family(e) == "scan")
+        lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
+        total = " * ".join(f"(long long){self.dim(d)}" for d in lines_shape) or "1"
+        self.add(f"const long long lines_ = {total};")
+        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
+        head = (
+            "for (long long line_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+            "line_ < lines_; line_ += step_)"
+        )
+        out_ct = compute_type(scan.out.type.dtype)
+        step = {"cumsum": "+", "cumprod": "*"}[scan.op]
+        with self.scope(head):
+            stmts, lidx = self.delinearize("line_", lines_shape, "k")
+            for s in stmts:
+                self.add(s)
+            acc = "acc_"
+            self.add(f"{out_ct} {acc} = ({out_ct})0;")
+            with self.scope(f"for (long long s_ = 0; s_ < {self.dim(domain[ax])}; ++s_)"):
+                it = iter(lidx)
+                idx = tuple("s_" if a == ax else next(it) for a in range(len(domain)))
+                x = self.at(scan.inputs[0], idx)
+                if compute_type(scan.inputs[0].type.dtype) != out_ct:
+                    x = f"(({out_ct}){x})"
+                code = f"(s_ == 0 ? {x} : ({acc} {step} {x}))"
+                if scan.out.type.dtype.name == "float16":
+                    code = f"ppto_h({code})"
+                self.add(f"{acc} = {code};")
+                self.scan = (scan, idx, acc)
+                for v in self.outputs:
+                    if not self.ge.plan.same(v.type.shape, domain):
+                        raise ScanElsewhere(f"kernel {k.name}: a scan output off the domain")
+                    self.store(v, idx, self.at(v, idx))
+                self.scan = None
+        return "\n".join(self.lines) + "\n"
+
+    def block_scan(self, stage: str) -> str:
+        """A scan over few, long lines: each line cut into ``parts_`` chunks, one block each,
+        each thread a contiguous piece of its block's chunk. "sums": each block's total into
+        ``q0``; "scan": each block starts from the totals of the chunks before it and the
+        pieces before its thread's (an exclusive scan of the threads' totals), then walks its
+        piece, writing the outputs (the prologue recomputed in both stages; additions in
+        another order than NumPy's, within the float tolerance)."""
+        k = self.k
+        domain, ax = k.domain, k.scan_axis
+        scan = next(e for e in k.body.eqns if family(e) == "scan")
+        lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
+        ct = compute_type(scan.out.type.dtype)
+        op = {"cumsum": "+", "cumprod": "*"}[scan.op]
+        one = "0" if scan.op == "cumsum" else "1"
+        functor = "ppto_sum_op" if scan.op == "cumsum" else "ppto_prod_op"
+        half = scan.out.type.dtype.name == "float16"
+        self.params.append(("long long parts_", "np.int64(_parts)"))
+        self.params.append((f"{ct}* __restrict__ q0", "_q0"))
+        total = " * ".join(f"(long long){self.dim(d)}" for d in lines_shape) or "1"
+        self.add(f"const long long lines_ = {total};")
+        self.add(f"const long long n_ = {self.dim(domain[ax])};")
+        self.add("const long long chunk_ = (n_ + parts_ - 1) / parts_;")
+        self.add("__shared__ double scratch_[33];")
+        self.add(f"__shared__ double tot_[{BLOCK}];")
+        step = (lambda a, b: f"ppto_h({a} {op} {b})") if half else (lambda a, b: f"({a} {op} {b})")
+
+        def walk(write: bool):
+            with self.scope("for (long long s_ = a_; s_ < z_; ++s_)"):
+                it = iter(lidx)
+                idx = tuple("s_" if a == ax else next(it) for a in range(len(domain)))
+                x = self.at(scan.inputs[0], idx)
+                if compute_type(scan.inputs[0].type.dtype) != ct:
+                    x = f"(({ct}){x})"
+                self.add(f"acc_ = {step('acc_', x)};")
+                if write:
+                    self.scan = (scan, idx, "acc_")
+                    for v in self.outputs:
+                        self.store(v, idx, self.at(v, idx))
+                    self.scan = None
+
+        with self.scope("for (long long b_ = blockIdx.x; b_ < lines_ * parts_; b_ += gridDim.x)"):
+            self.add("const long long line_ = b_ / parts_, part_ = b_ % parts_;")
+            self.add("const long long lo_ = part_ * chunk_;")
+            self.add("const long long hi_ = lo_ + chunk_ < n_ ? lo_ + chunk_ : n_;")
+            self.add("const long long piece_ = (hi_ - lo_ + blockDim.x - 1) / blockDim.x;")
+            self.add("const long long a_ = lo_ + threadIdx.x * piece_;")
+            self.add("const long long z_ = a_ + piece_ < hi_ ? a_ + piece_ : hi_;")
+            stmts, lidx = self.delinearize("line_", lines_shape, "k")
+            for st in stmts:
+                self.add(st)
+            self.add(f"{ct} acc_ = ({ct}){one};")
+            walk(write=False)
+            if stage == "sums":
+                self.add(f"acc_ = ppto_block_reduce<{ct}>(acc_, {functor}(), ({ct}*)scratch_);")
+                with self.scope("if (threadIdx.x == 0)"):
+                    self.add("q0[b_] = acc_;")
+            else:
+                self.add(f"{ct}* tot = ({ct}*)tot_;")
+                self.add("tot[threadIdx.x] = acc_;")
+                self.add("__syncthreads();")
+                with self.scope("if (threadIdx.x == 0)"):
+                    self.add(f"{ct} run = ({ct}){one};")
+                    self.add("for (long long p = 0; p < part_; ++p)")
+                    self.add(f"    run = {step('run', 'q0[line_ * parts_ + p]')};")
+                    with self.scope("for (unsigned i = 0; i < blockDim.x; ++i)"):
+                        self.add(f"const {ct} t = tot[i];")
+                        self.add("tot[i] = run;")
+                        self.add(f"run = {step('run', 't')};")
+                self.add("__syncthreads();")
+                self.add("acc_ = tot[threadIdx.x];")
+                self.add("__syncthreads();")
+                walk(write=True)
+        params = ",\n    ".join(decl for decl, _ in self.params)
+        body = "\n".join(self.lines) + "\n"
+        return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
+    def launch(self) -> tuple[str, str, str]:
+        """(grid, block, shared memory) as host expressions."""
+        k = self.k
+        ge = self.ge
+        if self.kind in ("reduction", "rowwise"):
+            rows = ge.count([k.domain[a] for a in range(len(k.domain)) if a not in k.reduced])
+            if getattr(self, "block_mode", False):
+                return f"max(1, min({rows}, 65535))", str(BLOCK), "0"
+            return f"_grid({rows})", str(BLOCK), "0"
+        if self.kind == "scan":
+            lines = ge.count([d for a, d in enumerate(k.domain) if a != k.scan_axis])
+            return f"_grid({lines})", str(BLOCK), "0"
+        stores = {id(s.out): s for s in k.stores}
+        sizes = [ge.count(ge.plan_domain_of(k, v, stores)) for v in self.outputs]
+        return f"_grid(max({', '.join(sizes)}, 0))", str(BLOCK), "0"
