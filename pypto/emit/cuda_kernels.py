@@ -490,14 +490,22 @@ class KernelWriter:
 
     def grid_loop(self, shape, total_name="total"):
         """``for`` each element of ``shape`` (grid-stride): yields the index."""
-        total = " * ".join(f"(long long){self.dim(d)}" for d in shape) or "1"
+        total = self.elements(shape)
         self.add(f"const long long {total_name} = {total};")
-        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
-        head = (
-            "for (long long lin_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-            f"lin_ < {total_name}; lin_ += step_)"
+        return self.grid_stride("lin_", total_name), self.delinearize("lin_", shape, "i")
+
+    def elements(self, shape) -> str:
+        """The number of elements of ``shape``, as a C expression (``long long``)."""
+        return " * ".join(f"(long long){self.dim(d)}" for d in shape) or "1"
+
+    def grid_stride(self, var: str, limit: str) -> str:
+        """The head of a grid-stride loop of ``var`` over ``0 .. limit`` (every thread of the
+        grid, one element at a time); its step is declared in the loop, so a kernel may have
+        several such loops."""
+        return (
+            f"for (long long {var} = (long long)blockIdx.x * blockDim.x + threadIdx.x, "
+            f"step_ = (long long)blockDim.x * gridDim.x; {var} < {limit}; {var} += step_)"
         )
-        return head, self.delinearize("lin_", shape, "i")
 
     def delinearize(self, lin, shape, prefix) -> list[str]:
         """Statements that split ``lin`` over ``shape`` (last axis fastest), and the index."""
@@ -574,13 +582,9 @@ class KernelWriter:
         host launches it only for C-contiguous, 16-byte aligned arrays whose size ``width``
         divides)."""
         shape = self.outputs[0].type.shape
-        total = " * ".join(f"(long long){self.dim(d)}" for d in shape) or "1"
+        total = self.elements(shape)
         self.add(f"const long long vectors_ = ({total}) / {width};")
-        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
-        head = (
-            "for (long long w_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-            "w_ < vectors_; w_ += step_)"
-        )
+        head = self.grid_stride("w_", "vectors_")
         arrays = [v for v in self.k.inputs if v.type.rank > 0]
         with self.scope(head):
             self.vectors = {}
@@ -637,19 +641,15 @@ class KernelWriter:
         self.block_mode = block_mode
         rows_shape = tuple(domain[a] for a in kept)
         red_shape = tuple(domain[a] for a in reduced)
-        rows = " * ".join(f"(long long){self.dim(d)}" for d in rows_shape) or "1"
-        reds = " * ".join(f"(long long){self.dim(d)}" for d in red_shape) or "1"
+        rows = self.elements(rows_shape)
+        reds = self.elements(red_shape)
         self.add(f"const long long rows_ = {rows};")
         self.add(f"const long long red_ = {reds};")
         if block_mode:
             self.add("__shared__ double scratch_[33];")
             head = "for (long long row_ = blockIdx.x; row_ < rows_; row_ += gridDim.x)"
         else:
-            self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
-            head = (
-                "for (long long row_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-                "row_ < rows_; row_ += step_)"
-            )
+            head = self.grid_stride("row_", "rows_")
         with self.scope(head):
             stmts, ridx = self.delinearize("row_", rows_shape, "k")
             for s in stmts:
@@ -766,8 +766,8 @@ class KernelWriter:
         self.block_mode = True
         rows_shape = tuple(domain[a] for a in kept)
         red_shape = tuple(domain[a] for a in reduced)
-        rows = " * ".join(f"(long long){self.dim(d)}" for d in rows_shape) or "1"
-        reds = " * ".join(f"(long long){self.dim(d)}" for d in red_shape) or "1"
+        rows = self.elements(rows_shape)
+        reds = self.elements(red_shape)
         self.params.append(("long long parts_", "np.int64(_parts)"))
         partials = []
         for i, e in enumerate(reduces):
@@ -854,13 +854,9 @@ class KernelWriter:
         domain, ax = k.domain, k.scan_axis
         scan = next(e for e in k.body.eqns if family(e) == "scan")
         lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
-        total = " * ".join(f"(long long){self.dim(d)}" for d in lines_shape) or "1"
+        total = self.elements(lines_shape)
         self.add(f"const long long lines_ = {total};")
-        self.add("const long long step_ = (long long)blockDim.x * gridDim.x;")
-        head = (
-            "for (long long line_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-            "line_ < lines_; line_ += step_)"
-        )
+        head = self.grid_stride("line_", "lines_")
         out_ct = compute_type(scan.out.type.dtype)
         step = {"cumsum": "+", "cumprod": "*"}[scan.op]
         with self.scope(head):
@@ -905,7 +901,7 @@ class KernelWriter:
         half = scan.out.type.dtype.name == "float16"
         self.params.append(("long long parts_", "np.int64(_parts)"))
         self.params.append((f"{ct}* __restrict__ q0", "_q0"))
-        total = " * ".join(f"(long long){self.dim(d)}" for d in lines_shape) or "1"
+        total = self.elements(lines_shape)
         self.add(f"const long long lines_ = {total};")
         self.add(f"const long long n_ = {self.dim(domain[ax])};")
         self.add("const long long chunk_ = (n_ + parts_ - 1) / parts_;")
