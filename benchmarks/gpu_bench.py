@@ -1,15 +1,17 @@
 """GPU workloads through PyPTO's CUDA target, CuPy eager, ``cupy.fuse`` where it applies and
-``torch.compile`` when installed: times (min and median of --repeat after warm-up, synchronized),
-ratios to CuPy eager, and bandwidth against a measured device copy. Needs a GPU and CuPy;
-installs nothing. Prints a table last.
+``torch.compile`` with --torch: times (min and median of --repeat after warm-up, synchronized),
+ratios to CuPy eager, bandwidth against a measured device copy, and each result's largest
+difference from CuPy eager's relative to its largest magnitude. Needs a GPU and CuPy; installs
+nothing. Prints a table last.
 
-    python benchmarks/gpu_bench.py [--repeat 10] [--only map,softmax]
+    python benchmarks/gpu_bench.py [--repeat 10] [--only map,softmax] [--torch]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
@@ -49,6 +51,7 @@ def inputs(cp, name):
         "map": (r(n), r(n)),
         "softmax": (r(8192, 4096),),
         "attention": (r(16, 1024, 64), r(16, 1024, 64), r(16, 1024, 64)),
+        "attention-4k": (r(8, 4096, 64), r(8, 4096, 64), r(8, 4096, 64)),
         "diffusion": (r(8192, 8192, dtype=cp.float64), r(8192, 8192, dtype=cp.float64)),
         "transformer": (
             r(16, 512, 64),
@@ -68,11 +71,29 @@ WORKLOADS = {
     "map": map_chain,
     "softmax": softmax,
     "attention": attention,
+    "attention-4k": attention,
     "diffusion": diffusion,
     "transformer": transformer,
     "products": products,
     "cumsum": cumsum_map,
 }
+
+
+def with_env(fn, key, value):
+    """``fn`` run with the environment variable ``key`` set to ``value``."""
+
+    def run(*args):
+        old = os.environ.get(key)
+        os.environ[key] = value
+        try:
+            return fn(*args)
+        finally:
+            if old is None:
+                del os.environ[key]
+            else:
+                os.environ[key] = old
+
+    return run
 
 
 def timed(cp, fn, args, repeat):
@@ -98,6 +119,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--only", default="")
+    parser.add_argument("--torch", action="store_true", help="also torch.compile (slow to build)")
     args = parser.parse_args()
     try:
         import cupy as cp
@@ -107,10 +129,11 @@ def main():
         print(f"no GPU here ({type(e).__name__}: {e}); nothing to measure")
         return 0
     torch = None
-    try:
-        import torch
-    except ImportError:
-        print("note: torch is not installed; its column is skipped")
+    if args.torch:
+        try:
+            import torch
+        except ImportError:
+            print("note: torch is not installed; its column is skipped")
     bw = copy_bandwidth(cp)
     print(f"device copy bandwidth: {bw / 1e9:.0f} GB/s")
     rows = []
@@ -119,8 +142,14 @@ def main():
             continue
         data = inputs(cp, name)
         impls = {"CuPy": fn, "PyPTO": ppto.compile(fn)}
+        if name.startswith(("attention", "transformer")):  # the other attention path
+            impls["PyPTO tiled"] = with_env(impls["PyPTO"], "PYPTO_CUDA_ATTENTION", "tiled")
         if name == "map":
-            impls["cupy.fuse"] = cp.fuse(lambda x, y: cp.sin(x) + cp.cos(y))
+
+            def sin_cos(x, y):  # a named function: cupy.fuse names its kernel after it
+                return cp.sin(x) + cp.cos(y)
+
+            impls["cupy.fuse"] = cp.fuse(sin_cos)
         if torch is not None and torch.cuda.is_available():
             tfn = torch.compile(fn)
             tdata = [torch.as_tensor(a, device="cuda") for a in data]
@@ -129,20 +158,28 @@ def main():
                 return tfn(*tdata)
 
             impls["torch.compile"] = run_torch
-        moved = sum(a.nbytes for a in data) + fn(*data).nbytes
+        reference = fn(*data)
+        moved = sum(a.nbytes for a in data) + reference.nbytes
+        scale = float(cp.max(cp.abs(reference)))
         base = None
         for impl, f in impls.items():
             try:
                 best, med = timed(cp, f, data, args.repeat)
+                got = cp.asarray(f(*data))
+                error = float(cp.max(cp.abs(got.astype(reference.dtype) - reference))) / scale
             except Exception as e:  # a peer that cannot run it
-                print(f"{name} {impl}: {type(e).__name__}: {str(e)[:100]}")
+                print(f"{name} {impl}: {type(e).__name__}: {str(e)[:300]}")
                 continue
             base = best if impl == "CuPy" else base
-            rows.append((name, impl, best, med, base / best if base else 1.0, moved / best / bw))
-    head = ("workload", "impl", "min ms", "median ms", "vs CuPy", "of copy")
-    print("\n{:12} {:14} {:>9} {:>10} {:>8} {:>8}".format(*head))
-    for name, impl, best, med, ratio, frac in rows:
-        print(f"{name:12} {impl:14} {best * 1e3:9.3f} {med * 1e3:10.3f} {ratio:8.2f} {frac:8.0%}")
+            ratio = base / best if base else 1.0
+            rows.append((name, impl, best, med, ratio, moved / best / bw, error))
+    head = ("workload", "impl", "min ms", "median ms", "vs CuPy", "of copy", "rel err")
+    print("\n{:12} {:14} {:>9} {:>10} {:>8} {:>8} {:>9}".format(*head))
+    for name, impl, best, med, ratio, frac, err in rows:
+        print(
+            f"{name:12} {impl:14} {best * 1e3:9.3f} {med * 1e3:10.3f} {ratio:8.2f} {frac:8.0%}"
+            f" {err:9.1e}"
+        )
     return 0
 
 

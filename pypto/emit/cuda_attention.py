@@ -339,6 +339,60 @@ ppto_attention(const T* q, const T* k, const T* v, const M* mask, O* out, long l
 }
 """
 
+_SOFTMAX_ROWS = r"""
+// The library-product path (see softmax_rows_name): s holds scores q @ k^T, one row of Lk per
+// (batch b0 + i / rows, query row r0 + i % rows); each is scaled, masked and replaced by its
+// softmax in place. One block of kSoftmaxThreads per row (grid-stride over rows).
+namespace ppto_attention_detail {
+constexpr int kSoftmaxThreads = 256;
+
+// op over every thread of the block (blockDim.x a multiple of 32); all threads get the result.
+template <typename A, typename Op>
+__device__ __forceinline__ A block_all(A x, A* red, Op op) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    x = warp_reduce(x, op);
+    __syncthreads();  // the previous call's reads of red are done
+    if (lane == 0) red[warp] = x;
+    __syncthreads();
+    A w = red[0];
+    for (int k = 1; k < warps; ++k) w = op(w, red[k]);
+    return w;
+}
+}  // namespace ppto_attention_detail
+
+template <typename M, typename A>
+__global__ void __launch_bounds__(ppto_attention_detail::kSoftmaxThreads)
+ppto_softmax_rows(A* s, const M* mask, long long n, long long rows, long long Lk, long long b0,
+                  long long r0, long long mask_sb, long long mask_sr, long long mask_sc, A scale,
+                  int scale_op) {
+    using namespace ppto_attention_detail;
+    __shared__ A red[32];
+    for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+        A* x = s + i * Lk;
+        const M* mrow = mask ? mask + (b0 + i / rows) * mask_sb + (r0 + i % rows) * mask_sr
+                             : nullptr;
+        A mx = Special<A>::neg_inf();
+        for (long long j = threadIdx.x; j < Lk; j += blockDim.x) {
+            A v = x[j];
+            if (scale_op == 1) v = v * scale;
+            else if (scale_op == 2) v = v / scale;
+            if (mrow) v = v + load<A>(mrow, j * mask_sc);
+            x[j] = v;
+            mx = MaxOp()(mx, v);
+        }
+        mx = block_all(mx, red, MaxOp());
+        A sum = 0;
+        for (long long j = threadIdx.x; j < Lk; j += blockDim.x) {
+            const A e = exp_a(x[j] - mx);
+            x[j] = e;
+            sum += e;
+        }
+        sum = block_all(sum, red, SumOp());
+        for (long long j = threadIdx.x; j < Lk; j += blockDim.x) x[j] = x[j] / sum;
+    }
+}
+"""
+
 SOURCE: str = (
     "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n\n"
     "#ifndef PPTO_DYN_SMEM\n#define PPTO_DYN_SMEM(T, name) extern __shared__ T name[]\n#endif\n\n"
@@ -347,7 +401,30 @@ SOURCE: str = (
     + _HELPERS
     + "}  // namespace ppto_attention_detail\n"
     + _KERNEL
+    + _SOFTMAX_ROWS
 )
+SOFTMAX_THREADS = 256
+SCORES_BUDGET = 1 << 28  # bytes of scores the library-product path holds at a time
+
+
+def softmax_rows_name(M: str, A: str) -> str:
+    """The row-softmax kernel's name expression, e.g. ``ppto_softmax_rows<float, float>``."""
+    if M not in C_TYPES or A not in ACCUMULATOR_TYPES:
+        raise ValueError(f"mask type {M!r} / accumulator {A!r} not supported")
+    return f"ppto_softmax_rows<{M}, {A}>"
+
+
+def score_steps(B: int, Lq: int, Lk: int, itemsize_A: int, budget: int | None = None):
+    """(b0, b1, r0, r1) steps of the library-product path: whole batches while their scores fit
+    in ``budget`` bytes (default SCORES_BUDGET), else blocks of query rows of one batch (at
+    least one row)."""
+    budget = SCORES_BUDGET if budget is None else budget
+    row = max(1, Lk * itemsize_A)
+    if Lq * row <= budget:
+        step = max(1, budget // max(1, Lq * row))
+        return [(b0, min(B, b0 + step), 0, Lq) for b0 in range(0, B, step)]
+    rows = max(1, budget // row)
+    return [(b, b + 1, r0, min(Lq, r0 + rows)) for b in range(B) for r0 in range(0, Lq, rows)]
 
 
 def name_expression(T: str, M: str, A: str, O: str) -> str:  # noqa: E741

@@ -3,6 +3,8 @@ RawModule cache, buffer reuse, streams, constants, the attention kernel's launch
 modules include this text; ``_FA`` is cuda_attention.py's namespace."""
 
 HOST_PRELUDE = '''\
+import os
+
 import numpy as np
 
 
@@ -81,8 +83,10 @@ def _device(cp, x):
 
 
 def _cuda_attention(cp, q, k, v, scale, mask, scale_op, dtype):
-    """softmax(scale(q @ k^T) + mask) @ v by the tiled online-softmax kernel (cuda_attention.py):
-    batch axes broadcast and flattened, the score matrix never stored."""
+    """softmax(scale(q @ k^T) + mask) @ v, batch axes broadcast and flattened: by library
+    products with the row-softmax kernel between them, in steps whose scores stay under
+    cuda_attention.SCORES_BUDGET bytes (the default), or, with PYPTO_CUDA_ATTENTION=tiled, by
+    the tiled online-softmax kernel, which never stores scores (cuda_attention.py)."""
     fa = _FA  # cuda_attention.py: the kernel source, its name expressions and launch
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     lq, d, lk, dv = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
@@ -116,16 +120,16 @@ def _cuda_attention(cp, q, k, v, scale, mask, scale_op, dtype):
         mt = _CT[m.dtype.name]
     else:
         m, strides, mt = None, [0, 0, 0], _CT[t.name]
+    if b == 0 or lq == 0:
+        return out
+    op = {None: 0, "multiply": 1, "divide": 2}[scale_op]
+    if os.environ.get("PYPTO_CUDA_ATTENTION", "products") != "tiled":
+        return _attention_products(cp, qf, kf, vf, m, strides, mt, out, scale, op, acc)
     name = fa["name_expression"](_CT[t.name], mt, _CT[np.dtype(acc).name], _CT[out_dt.name])
     grid, block, smem = fa["launch"](b, lq, lk, d, dv, np.dtype(acc).itemsize)
-    if b == 0 or lq == 0 or grid[0] == 0:
+    if grid[0] == 0:
         return out
-    modules = _ATTENTION.setdefault(id(cp), {})
-    fn = modules.get(name)
-    if fn is None:
-        mod = cp.RawModule(code=fa["SOURCE"], options=("--std=c++17",), name_expressions=(name,))
-        fn = modules[name] = mod.get_function(name)
-    op = {None: 0, "multiply": 1, "divide": 2}[scale_op]
+    fn = _attention_fn(cp, name)
     i64 = np.int64
     fn(
         grid,
@@ -147,6 +151,44 @@ def _cuda_attention(cp, q, k, v, scale, mask, scale_op, dtype):
         ),
         shared_mem=smem,
     )
+    return out
+
+
+def _attention_fn(cp, name):
+    """The attention module's kernel ``name`` (compiled once per CuPy module and name)."""
+    modules = _ATTENTION.setdefault(id(cp), {})
+    fn = modules.get(name)
+    if fn is None:
+        mod = cp.RawModule(code=_FA["SOURCE"], options=("--std=c++17",), name_expressions=(name,))
+        fn = modules[name] = mod.get_function(name)
+    return fn
+
+
+def _attention_products(cp, qf, kf, vf, m, strides, mt, out, scale, op, acc):
+    """Attention of flattened (b, rows, cols) operands: per step of cuda_attention.score_steps,
+    s = q @ k^T (a library product, in the accumulator type), the scale, mask and softmax of
+    each row of s in place (ppto_softmax_rows), then out = s @ v."""
+    acc = np.dtype(acc)
+    b, lq, _ = qf.shape
+    lk, dv = kf.shape[1], vf.shape[2]
+    qa, ka, va = (x.astype(acc, copy=False) for x in (qf, kf, vf))
+    kt = ka.transpose(0, 2, 1)
+    o = out.reshape(b, lq, dv)
+    fn = _attention_fn(cp, _FA["softmax_rows_name"](mt, _CT[acc.name]))
+    i64 = np.int64
+    for b0, b1, r0, r1 in _FA["score_steps"](b, lq, lk, acc.itemsize):
+        s = cp.matmul(qa[b0:b1, r0:r1], kt[b0:b1])
+        n = (b1 - b0) * (r1 - r0)
+        fn(
+            (min(n, 1 << 20),),
+            (_FA["SOFTMAX_THREADS"],),
+            (s, m, i64(n), i64(r1 - r0), i64(lk), i64(b0), i64(r0), *(i64(x) for x in strides),
+             acc.type(1 if scale is None else scale), np.int32(op)),
+        )  # fmt: skip
+        if o.dtype == acc:
+            cp.matmul(s, va[b0:b1], out=o[b0:b1, r0:r1])
+        else:
+            o[b0:b1, r0:r1] = cp.matmul(s, va[b0:b1])
     return out
 
 

@@ -26,13 +26,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cupy_backend import ON_DEVICE, compile_graph, make_cupy, to_host
 from helpers import load_seed
 
 import pypto as ppto
 from pypto.compile import _specialize
 from pypto.emit import nvrtc
-from pypto.emit.cuda_emu.fakecupy import FakeCupy
-from pypto.emit.cuda_target import compile_graph_cuda
 from pypto.function import run_function
 from pypto.passes.pipeline import plan_function, plan_graph
 
@@ -50,11 +49,17 @@ _compiled: set[str] = set()  # sources NVRTC already compiled in this session
 
 
 @pytest.fixture
-def tools(gxx, nvrtc_ok):
-    """Both g++ (the emulator) and NVRTC (the real compiler) are needed."""
+def tools(request):
+    """Both g++ (the emulator) and NVRTC (the real compiler) are needed; on a device
+    (PYPTO_CUDA_TESTS=device) CuPy compiles and runs the kernels."""
+    if not ON_DEVICE:
+        request.getfixturevalue("gxx")
+        request.getfixturevalue("nvrtc_ok")
 
 
 def nvrtc_check(run) -> None:
+    if ON_DEVICE:  # CuPy compiled it
+        return
     digest = hashlib.sha256(run.cuda_source.encode()).hexdigest()
     if digest not in _compiled:
         nvrtc.compile_cuda(run.cuda_source)
@@ -62,6 +67,7 @@ def nvrtc_check(run) -> None:
 
 
 def assert_close(got, want, rtol):
+    got = to_host(got)
     if want is None or type(want) in (int, bool):
         assert got == want, (got, want)
         return
@@ -86,7 +92,7 @@ def run_blocks_on_cuda(fn, args, cp):
     planned = []
 
     def block(b, values, env):
-        run = compile_graph_cuda(plans[id(b)], cp)
+        run = compile_graph(plans[id(b)], cp)
         nvrtc_check(run)
         planned.append(len(plans[id(b)].kernels))
         return run(values, env)
@@ -106,7 +112,7 @@ def test_corpus_functions_run_on_the_cuda_target(tools, case_id, fn, make):
         mine = copy.deepcopy(args)
         with np.errstate(all="ignore"):
             want = fn(*mine)
-        cp = FakeCupy(order=order, seed=zlib.crc32(label.encode()))
+        cp = make_cupy(order=order, seed=zlib.crc32(label.encode()))
         with np.errstate(all="ignore"):
             got, _, written = run_blocks_on_cuda(fn, args, cp)
         compiled = ppto.compile(fn)
@@ -167,13 +173,15 @@ def _structure_cases(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_structure_cases_match_numpy_with_one_launch_per_kernel(tools, dtype):
     for name, fn, args, kernels in _structure_cases(dtype):
-        cp = FakeCupy(order="reverse")
+        cp = make_cupy(order="reverse")
         with np.errstate(all="ignore"):
             want = fn(*copy.deepcopy(args))
             got, planned, _ = run_blocks_on_cuda(fn, args, cp)
         rtol = 1e-4 if name == "transformer_block" else 1e-5
         assert_close(got, want, rtol if dtype == np.float32 else rtol * 1e-5)
-        assert len(cp.launches) == sum(planned), (name, cp.launches, planned)
+        # attention by library products: two products around the row-softmax kernel
+        attention = sum(1 for launch in cp.launches if launch.startswith("ppto_softmax_rows"))
+        assert len(cp.launches) - 2 * attention == sum(planned), (name, cp.launches, planned)
         if kernels is not None:
             assert sum(planned) == kernels, name
 
@@ -210,7 +218,7 @@ def _seed_chains(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_seed_chains_given_gpu_arrays_run_on_the_cuda_target(tools, dtype):
     for name, chain, data in _seed_chains(dtype):
-        cp = FakeCupy(order="random", seed=5)
+        cp = make_cupy(order="random", seed=5)
         want = chain.run(**data)
         got = chain.run(**{n: cp.device(a) for n, a in data.items()})
         rtol = 1e-4 if name == "5.2" else 1e-5
@@ -219,7 +227,7 @@ def test_seed_chains_given_gpu_arrays_run_on_the_cuda_target(tools, dtype):
 
 
 def test_compiled_functions_given_gpu_arrays_run_on_the_cuda_target(tools):
-    cp = FakeCupy(order="reverse")
+    cp = make_cupy(order="reverse")
     x = np.random.default_rng(1).standard_normal((6, 50)).astype(np.float32)
     softmax = ppto.compile(S.softmax)
     got = softmax(cp.device(x))
@@ -245,9 +253,9 @@ FLOAT_UNARY = ["neg", "abs", "sign", "sqrt", "cbrt", "square", "reciprocal", "ex
 
 def _run_chain(chain, data, order="reverse"):
     """A chain (or a list of chains, as one graph) on the CUDA target."""
-    cp = FakeCupy(order=order)
+    cp = make_cupy(order=order)
     g = ppto.trace(chain, **data)
-    run = compile_graph_cuda(plan_graph(g), cp)
+    run = compile_graph(plan_graph(g), cp)
     nvrtc_check(run)
     names = [v.name for v in g.inputs]
     outs = run([data[n] for n in names], {})
@@ -348,7 +356,7 @@ def test_emitted_source_is_one_module_with_one_kernel_per_plan_kernel(tools):
     chain = ppto.sin(ppto.reduce_sum(x, axis=1))[:, None] * ppto.exp(ppto.transpose(y, (1, 0)))
     data = {"x": np.ones((4, 3), np.float32), "y": np.ones((5, 4), np.float32)}
     plan = plan_graph(ppto.trace(chain, **data))
-    run = compile_graph_cuda(plan, FakeCupy())
+    run = compile_graph(plan, make_cupy())
     names = re.findall(r'extern "C" __global__ void (\w+)\(', run.cuda_source)
     assert len(plan.kernels) == 2
     assert {n for n in names if not n.endswith(("_part", "_final"))} == {"graph_k0", "graph_k1"}
@@ -357,16 +365,17 @@ def test_emitted_source_is_one_module_with_one_kernel_per_plan_kernel(tools):
     assert_close(_run_chain(chain, data), chain.run(**data), 1e-5)
 
 
+@pytest.mark.skipif(ON_DEVICE, reason="stream numbers are the CuPy stand-in's record")
 def test_independent_kernels_run_on_their_own_streams(tools):
     """Design document 4.1: the two products share a level, so each runs on a stream of its own;
     the add (the epilogue of one) waits for the other product's event."""
     seed = load_seed("4_1")
     rng = np.random.default_rng(2)
     data = {n: _rand(rng, (9, 13) if n in "AC" else (13, 7), np.float32) for n in "ABCD"}
-    cp = FakeCupy()
+    cp = make_cupy()
     plan = plan_graph(ppto.trace(seed.final_op, **data))
     assert [len(level) for level in plan.levels] == [2]
-    run = compile_graph_cuda(plan, cp)
+    run = compile_graph(plan, cp)
     (got,) = run([data[n] for n in "ABCD"], {})
     assert_close(got, seed.final_op.run(**data), 1e-5)
     products = [s for name, s in zip(cp.launches, cp.streams) if name == "matmul"]
@@ -381,7 +390,7 @@ def test_buffers_reuse_dead_memory_as_the_plan_says(tools):
         chain = ppto.softmax(chain, axis=axis) * 2
     data = {"x": np.random.default_rng(3).standard_normal((12, 9)).astype(np.float32)}
     plan = plan_graph(ppto.trace(chain, **data))
-    run = compile_graph_cuda(plan, FakeCupy())
+    run = compile_graph(plan, make_cupy())
     assert any(b.reuses for b in plan.buffers) == ("_reuse(" in run.host_source)
     assert_close(_run_chain(chain, data), chain.run(**data), 1e-5)
 
@@ -397,11 +406,44 @@ def test_user_operators_with_a_cuda_expression_are_inlined_in_fused_kernels(tool
         data = {"x": np.random.default_rng(8).standard_normal((7, 45)).astype(np.float32)}
         plan = plan_graph(ppto.trace(chain, **data))
         assert len(plan.kernels) == 1
-        run = compile_graph_cuda(plan, FakeCupy())
+        run = compile_graph(plan, make_cupy())
         assert "0.01f" in run.cuda_source  # the user's expression, inside the fused kernel
         assert_close(_run_chain(chain, data), chain.run(**data), 1e-6)
     finally:
         ppto.unregister_operator("cuda_leaky_relu")
+
+
+@pytest.mark.parametrize("path", ["products", "tiled"])
+def test_attention_paths_match_numpy(tools, monkeypatch, path):
+    """Both attention paths: library products around the row-softmax kernel, in steps of
+    bounded scores (budgets here force steps of query rows, steps of whole batches, and one
+    step), and the tiled online-softmax kernel (PYPTO_CUDA_ATTENTION=tiled). Masks: none,
+    (Lq, Lk) with rows of -inf (NaN, as NumPy) and a NaN, and one per batch."""
+    from pypto.emit import cuda_attention
+
+    monkeypatch.setenv("PYPTO_CUDA_ATTENTION", path)
+    rng = np.random.default_rng(14)
+    b, lq, lk, d = 3, 7, 150, 8
+    rows = np.zeros((lq, lk))
+    rows[0] = -np.inf
+    rows[1, ::2] = -np.inf
+    rows[2, 5] = np.nan
+    q, k, v, m = ppto.tensor("q"), ppto.tensor("k"), ppto.tensor("v"), ppto.tensor("m")
+    for budget in (3 * lk * 4, 2 * lq * lk * 8, 1 << 28):
+        monkeypatch.setattr(cuda_attention, "SCORES_BUDGET", budget)
+        for dtype in (np.float32, np.float64):
+            data = {n: _rand(rng, (b, lq if n == "q" else lk, d), dtype) for n in "qkv"}
+            cases = [
+                (ppto.attention(q, k, v), {}),
+                (ppto.attention(q, k, v, mask=m, scale=0.3), {"m": rows.astype(dtype)}),
+                (ppto.attention(q, k, v, mask=m), {"m": _rand(rng, (b, lq, lk), dtype)}),
+            ]
+            for chain, extra in cases:
+                both = {**data, **extra}
+                with np.errstate(all="ignore"):
+                    want = chain.run(**both)
+                got = _run_chain(chain, both, "random")
+                assert_close(got, want, 1e-5 if dtype == np.float32 else 1e-10)
 
 
 @pytest.mark.parametrize("order", ["forward", "reverse"])
@@ -420,16 +462,16 @@ def test_few_long_rows_reduce_in_two_stages(tools, order):
         (ppto.reduce_any(x > 3.5, axis=1), rng.standard_normal((2, 80000))),
     ]
     for chain, data in cases:
-        cp = FakeCupy(order=order, isolate=False)
+        cp = make_cupy(order=order, isolate=False)
         plan = plan_graph(ppto.trace(chain, x=data))
-        run = compile_graph_cuda(plan, cp)
+        run = compile_graph(plan, cp)
         nvrtc_check(run)
         (got,) = run([data], {})
         assert cp.launches == ["graph_k0_part", "graph_k0_final"]
         assert_close(got, chain.run(x=data), 1e-5 if data.dtype == np.float32 else 1e-10)
     small = rng.standard_normal((3, 100)).astype(np.float32)  # short rows: one block per row
-    cp = FakeCupy(order=order, isolate=False)
-    (got,) = compile_graph_cuda(plan_graph(ppto.trace(cases[0][0], x=small)), cp)([small], {})
+    cp = make_cupy(order=order, isolate=False)
+    (got,) = compile_graph(plan_graph(ppto.trace(cases[0][0], x=small)), cp)([small], {})
     assert cp.launches == ["graph_k0"]
     assert_close(got, small.sum(axis=1), 1e-5)
 
@@ -448,9 +490,9 @@ def test_few_long_lines_scan_in_blocks_with_carries(tools, order):
         (ppto.cumprod(1 + x * 1e-5, axis=0), rng.standard_normal((66000, 3))),
     ]
     for chain, data in cases:
-        cp = FakeCupy(order=order, isolate=False)
+        cp = make_cupy(order=order, isolate=False)
         plan = plan_graph(ppto.trace(chain, x=data))
-        run = compile_graph_cuda(plan, cp)
+        run = compile_graph(plan, cp)
         nvrtc_check(run)
         (got,) = run([data], {})
         assert cp.launches == ["graph_k0_sums", "graph_k0_scan"]
@@ -484,8 +526,8 @@ def test_plain_maps_load_16_bytes_at_a_time_where_alignment_allows(tools):
                     n: np.ascontiguousarray(np.repeat(a, 2, axis=1))[:, ::2]
                     for n, a in data.items()
                 }
-            cp = FakeCupy(order="reverse", isolate=False)
-            run = compile_graph_cuda(plan_graph(ppto.trace(chain, **data)), cp)
+            cp = make_cupy(order="reverse", isolate=False)
+            run = compile_graph(plan_graph(ppto.trace(chain, **data)), cp)
             nvrtc_check(run)
             (got,) = run([data["x"], data["y"]], {})
             assert cp.launches == (["graph_k0_vec"] if vectorized else ["graph_k0"]), shape
