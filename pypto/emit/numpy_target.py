@@ -150,7 +150,7 @@ def _take():
     meanwhile, through a user operator, gets buffers of its own)."""
     bufs = getattr(_LOCAL, "bufs", None)
     _LOCAL.bufs = None
-    return bufs if bufs is not None else []
+    return bufs if bufs is not None else {}
 
 
 def _give(bufs):
@@ -159,21 +159,36 @@ def _give(bufs):
 
 def _tmp(bufs, slot, shape, dtype, like=None):
     """An array of ``shape`` in scratch slot ``slot`` (grown when too small); with ``like``, in
-    the order of its axes in memory (as NumPy lays out a ufunc's new result)."""
+    the order of its axes in memory (as NumPy lays out a ufunc's new result). ``bufs`` maps a
+    slot to its memory and (slot, shape, dtype, like's strides) to the view made for them
+    before: blocks of one size get theirs back with one lookup."""
+    key = (slot, shape, dtype, None if like is None else like.strides)
+    view = bufs.get(key)
+    return view if view is not None else _tmp_new(bufs, key, slot, shape, dtype, like)
+
+
+def _tmp_new(bufs, key, slot, shape, dtype, like):
     count = 1
     for d in shape:
         count *= d
     nbytes = count * np.dtype(dtype).itemsize
-    while len(bufs) <= slot:
-        bufs.append(None)
-    buf = bufs[slot]
+    buf = bufs.get(slot)
     if buf is None or buf.size < nbytes:
+        for k in [k for k in bufs if type(k) is tuple and k[0] == slot]:
+            del bufs[k]  # views of the memory given up
         buf = bufs[slot] = np.empty(nbytes, np.uint8)
+    if len(bufs) > 512:  # many sizes seen: keep the memory, forget the views
+        for k in [k for k in bufs if type(k) is tuple]:
+            del bufs[k]
     flat = buf[:nbytes].view(dtype)
-    if like is None or like.ndim != len(shape) or like.flags.c_contiguous:
-        return flat.reshape(shape)
-    order = sorted(range(len(shape)), key=lambda a: -abs(like.strides[a]))
-    return flat.reshape([shape[a] for a in order]).transpose(np.argsort(order))
+    strides = [abs(s) for s in like.strides] if like is not None else ()
+    if len(shape) < 2 or len(strides) != len(shape) or strides == sorted(strides, reverse=True):
+        view = flat.reshape(shape)
+    else:
+        order = sorted(range(len(shape)), key=lambda a: -strides[a])
+        view = flat.reshape([shape[a] for a in order]).transpose(np.argsort(order))
+    bufs[key] = view
+    return view
 
 
 def _reuse(array, dtype, shape):
@@ -720,7 +735,14 @@ class GraphEmitter:
             index = [":"] * rank
             index[j] = f"{self.dim(plo - lo)}:{self.dim(phi - lo)}"
             piece_out = f"{target}[{', '.join(index)}]"
-            if full:
+            if full and self._thin(size) and self.scratch and ctx is not self.pre:
+                # a thin piece of another axis than the chunk axis (np.gradient's edge
+                # columns): computed once for every block before them, copied in per block
+                whole = self._whole_piece(e, j, plo, phi)
+                window = [f"{self.dim(a)}:{self.dim(b)}" for a, b in region]
+                window[j] = ":"
+                ctx.lines.add(f"np.copyto({piece_out}, {whole}[{', '.join(window)}])")
+            elif full:
                 self._ufunc_in_place(e, sub, ctx, piece_out)
             else:  # a block of the chunk axis meets only some pieces
                 ctx.lines.add(f"if {self.dim(plo)} < {self.dim(phi)}:")
@@ -730,6 +752,24 @@ class GraphEmitter:
                 ctx.lines.lines += lines.lines
             start = end
         return target
+
+    @staticmethod
+    def _thin(size) -> bool:
+        """A piece this narrow is cheaper computed once for all blocks than once per block."""
+        return isinstance(size, (int, np.integer)) and 0 < size <= 4
+
+    def _whole_piece(self, e, j, lo, hi) -> str:
+        """``e`` over its whole extent on every axis but ``j``, where it spans (lo, hi):
+        computed before the blocks (the name of the array)."""
+        key = ("piece", id(e.out), j, lo, hi)
+        name = self.pre.memo.get(key)
+        if name is None:
+            region = tuple((lo, hi) if i == j else (0, d) for i, d in enumerate(e.out.type.shape))
+            name = f"{self.names[id(e.out)]}_{self._next()}"
+            self.pre.lines.add(f"{name} = {self._tmp(e.out.type.dtype, region, self.pre)}")
+            self._ufunc_in_place(e, region, self.pre, name)
+            self.pre.memo[key] = name
+        return name
 
     def _tmp(self, dtype, region, ctx, like=None) -> str:
         """A new block array: in a chunked kernel's block, a slot of this thread's scratch

@@ -55,8 +55,9 @@ def _plain(value) -> bool:
 
 def identities(graph: Graph, notes: list[str]) -> Graph:
     """``transpose(transpose(x))``, ``reshape(reshape(x))``, ``x * 1``, ``x / 1``, ``x - 0``,
-    identity reorders and same-type ``astype``/``copy``. A graph output is never replaced by
-    another value (NumPy would return a new array, not an alias of x)."""
+    identity reorders, same-type ``astype``/``copy``, and ``x / 2^k`` as ``x * 2^-k``. A graph
+    output is never replaced by another value (NumPy would return a new array, not an alias of
+    x)."""
     outputs = {id(a) for a in graph.outputs if isinstance(a, Var)}
     sub: dict[int, object] = {}
     producer: dict[int, Eqn] = {}
@@ -120,7 +121,33 @@ def _identity(eqn: Eqn, producer: dict):
             return a, f"x {_SYMBOL[eqn.op]} {unit} -> x"
         if eqn.op == "multiply" and _is(a, 1) and isinstance(b, Var) and b.type == eqn.out.type:
             return b, "1 * x -> x"
+        r = _reciprocal_power_of_two(b, eqn.out.type.dtype)
+        if eqn.op == "divide" and r is not None and isinstance(a, Var) and a.type == eqn.out.type:
+            new = Eqn("multiply", (a, r), eqn.attrs, eqn.out, eqn.site)
+            return new, "x / 2^k -> x * 2^-k (the same rounding, no division)"
     return None, None
+
+
+def _reciprocal_power_of_two(atom, dtype):
+    """1/c as a literal of c's type where c is a float literal of magnitude 2^k whose reciprocal
+    2^-k is exact in ``dtype`` (a float type): then x / c and x * (1/c) round the same real
+    number x * 2^-k, so they agree bit for bit (NaN, infinities, signed zeros, subnormals
+    included). Otherwise None."""
+    if not isinstance(atom, Literal) or not _plain(atom.value) or dtype.kind != "f":
+        return None
+    if atom.type.dtype.kind != "f" or np.ndim(atom.value) != 0:
+        return None
+    with np.errstate(all="ignore"):
+        c = dtype.type(atom.value)
+        r = dtype.type(1) / c
+        if c != atom.value or not np.isfinite(r) or r == 0 or dtype.type(1) / r != c:
+            return None
+    if np.frexp(c)[0] not in (0.5, -0.5) or np.frexp(r)[0] not in (0.5, -0.5):
+        return None
+    value = atom.type.dtype.type(r)
+    if value != r:
+        return None
+    return Literal(value.item() if atom.type.weak else value, atom.type)
 
 
 _SYMBOL = {"multiply": "*", "divide": "/", "subtract": "-"}

@@ -42,6 +42,41 @@ def test_identities_never_change_a_dtype_or_a_signed_zero():
     np.testing.assert_array_equal(np.signbit(chain.run(x=zeros)), [False, False])
 
 
+def _specials(dtype):
+    """Every kind of float: zeros of both signs, subnormals, the extremes, infinities, NaN,
+    powers of two and random values over the whole exponent range."""
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(7)
+    values = [0.0, -0.0, info.smallest_subnormal, -info.smallest_subnormal, info.tiny,
+              info.tiny * 3, info.max, -info.max, np.inf, -np.inf, np.nan, 1.0, 0.5]  # fmt: skip
+    mantissa = rng.uniform(-2, 2, 400)
+    exponent = rng.integers(info.minexp - info.nmant, info.maxexp, 400)
+    spread = np.ldexp(mantissa, exponent)
+    return np.concatenate([np.array(values, np.float64), spread]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_division_by_a_power_of_two_becomes_an_exact_multiplication(dtype):
+    """x / 2^k runs as x * 2^-k only where 2^-k is exact in x's type: bit for bit NumPy's
+    division on every kind of value; 3.0 and powers whose reciprocal overflows stay divisions."""
+    x = ppto.tensor("x")
+    info = np.finfo(dtype)
+    data = _specials(dtype)
+    big = float(2.0 ** (info.maxexp - 1))  # 2^-k is subnormal: still exact
+    tiny = float(info.smallest_subnormal)  # 1 / tiny overflows
+    for c, rewritten in ((2.0, True), (-0.25, True), (big, True), (3.0, False), (tiny, False)):
+        chain = x / c
+        assert ops_of(plan_of_chain(chain, x=data)) == ["multiply" if rewritten else "divide"]
+        with np.errstate(all="ignore"):
+            want = data / c
+            got = chain.run(x=data)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{got.itemsize}"))
+    strong = x / np.float64(2)  # float32 / float64: computed in float64, still exact
+    data32 = _specials(np.float32)
+    np.testing.assert_array_equal(strong.run(x=data32), data32 / np.float64(2))
+
+
 def test_an_output_is_never_replaced_by_an_alias_of_an_input():
     x = ppto.tensor("x")
     data = np.arange(4.0)
