@@ -25,7 +25,7 @@ python3 -c "import sys, cupy, numpy; print(sys.version.split()[0], 'cupy', cupy.
 'numpy', numpy.__version__, 'CUDA runtime', cupy.cuda.runtime.runtimeGetVersion())"
 
 echo "== tests on the device (PYPTO_CUDA_TESTS=device)"
-PYPTO_CUDA_TESTS=device timeout "$TEST_SECONDS" python3 -m pytest -q -p no:cacheprovider \
+PYPTO_CUDA_TESTS=device timeout "$TEST_SECONDS" python3 -m pytest -p no:cacheprovider \
     -o filterwarnings=default -n 8 --timeout 120 -v --tb=short \
     tests/test_gpu.py tests/cuda_emu/test_cuda_target.py tests/cuda_emu/test_cuda_random.py \
     tests/cuda_emu/test_transpiled_cuda.py >"$OUT/tests.log" 2>&1

@@ -101,9 +101,14 @@ def _cuda_attention(cp, q, k, v, scale, mask, scale_op, dtype):
     acc = np.float64 if wide else np.float32
     b = int(np.prod(batch, dtype=np.int64))
 
-    def flat(x, rows, cols):
-        x = cp.broadcast_to(x.astype(t, copy=False), (*batch, rows, cols))
-        return cp.ascontiguousarray(x).reshape(b, rows, cols)
+    def flat(x, rows, cols):  # each CuPy call costs host time: only the ones needed
+        if x.dtype != t:
+            x = x.astype(t)
+        if x.shape[:-2] != batch:
+            x = cp.broadcast_to(x, (*batch, rows, cols))
+        if not x.flags.c_contiguous:
+            x = cp.ascontiguousarray(x)
+        return x.reshape(b, rows, cols)
 
     qf, kf, vf = flat(q, lq, d), flat(k, lk, d), flat(v, lk, dv)
     out = cp.empty((*batch, lq, dv), out_dt)
@@ -171,7 +176,7 @@ def _attention_products(cp, qf, kf, vf, m, strides, mt, out, scale, op, acc):
     acc = np.dtype(acc)
     b, lq, _ = qf.shape
     lk, dv = kf.shape[1], vf.shape[2]
-    qa, ka, va = (x.astype(acc, copy=False) for x in (qf, kf, vf))
+    qa, ka, va = (x if x.dtype == acc else x.astype(acc) for x in (qf, kf, vf))
     kt = ka.transpose(0, 2, 1)
     o = out.reshape(b, lq, dv)
     fn = _attention_fn(cp, _FA["softmax_rows_name"](mt, _CT[acc.name]))

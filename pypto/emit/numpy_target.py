@@ -512,8 +512,11 @@ class GraphEmitter:
         self.scratch = False
         if c is not None:
             part.add("_give(_bufs)")
+        idle = [line.strip() for line in part.lines] == ["_bufs = _take()", "_give(_bufs)"]
         if c is None:  # one block: its statements inline
             self.out.lines += [line[4:] for line in part.lines]
+        elif idle:  # the product alone (written straight into the output): no blocks to run
+            pass
         else:
             self.out.add("def part(_s, _e):")
             self.out.lines += part.lines or ["    " * part.indent + "pass"]
