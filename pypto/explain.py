@@ -84,6 +84,12 @@ def describe_plan(plan: GraphPlan, env: dict) -> list[str]:
             f"{size(_eval(k.bytes_written, env))} = {size(moved)} "
             f"(unfused {size(_eval(k.unfused_bytes, env))})"
         )
+        for v in k.outputs:
+            if id(v) in plan.layouts:  # passes/layout.py: NumPy's order of axes in memory
+                order = ", ".join(map(str, plan.layouts[id(v)]))
+                lines.append(
+                    f"     layout: {names.get(id(v), '?')} has axes ({order}) outermost first"
+                )
         c = k.chunking
         if c is None:
             lines.append("     chunks: none (no axis can be split)")

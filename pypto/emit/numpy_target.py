@@ -192,7 +192,11 @@ def _tmp_new(bufs, key, slot, shape, dtype, like):
 
 
 def _reuse(array, dtype, shape):
-    """A buffer of ``shape`` in the memory of a dead one."""
+    """A buffer of ``shape`` (C order) in the memory of a dead one (of any order of axes)."""
+    if not array.flags.c_contiguous:  # laid out in another order: its axes in memory order
+        array = array.transpose(np.argsort([-abs(s) for s in array.strides], kind="stable"))
+        if not array.flags.c_contiguous:
+            return np.empty(shape, dtype)
     raw = array.reshape(-1).view(np.uint8)
     count = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     return raw[:count].view(dtype).reshape(shape)
@@ -357,7 +361,13 @@ class GraphEmitter:
             self.out.add(f"# {k.name}: {k.kind} ({' '.join(k.ops) or 'copy'}){source_lines(k)}")
             for v in k.outputs:
                 b = buffers[id(v)]
-                shape = self._shape(v.type.shape)
+                # in the order of axes NumPy's result has (passes/layout.py): memory shape,
+                # then a transpose to the value's axes
+                order = self.plan.layouts.get(id(v))
+                shape = self._shape(
+                    v.type.shape if order is None else [v.type.shape[a] for a in order]
+                )
+                back = "" if order is None else f".transpose({tuple(np.argsort(order).tolist())})"
                 dt = f"np.{v.type.dtype.name}" if v.type.dtype.name != "bool" else "np.bool_"
                 if b.donor is not None:  # a slice assignment into an input array, in place
                     self.out.add(f"{self.names[id(v)]} = {self.names[id(b.donor)]}")
@@ -366,9 +376,9 @@ class GraphEmitter:
                     if any(s.out is v and s.inplace for s in k.stores):
                         self.out.add(f"{self.names[id(v)]} = {prior}")
                     else:
-                        self.out.add(f"{self.names[id(v)]} = _reuse({prior}, {dt}, {shape})")
+                        self.out.add(f"{self.names[id(v)]} = _reuse({prior}, {dt}, {shape}){back}")
                 else:
-                    self.out.add(f"{self.names[id(v)]} = np.empty({shape}, {dt})")
+                    self.out.add(f"{self.names[id(v)]} = np.empty({shape}, {dt}){back}")
             self._kernel(k)
         results = []
         for a in g.outputs:

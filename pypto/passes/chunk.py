@@ -40,15 +40,28 @@ def chunk(plan: GraphPlan, notes: list[str], budget: int | None = None) -> Graph
         budget = int(os.environ.get("PYPTO_CHUNK_BUDGET", CACHE_BUDGET))
     chunked = 0
     for k in plan.kernels:
-        k.chunking = choose(k, budget, plan.names, plan.same)
+        k.chunking = choose(k, budget, plan.names, plan.same, _memory_order(plan, k))
         chunked += k.chunking is not None
     if chunked:
         notes.append(f"chunking: {chunked} kernel(s) may run in blocks")
     return plan
 
 
-def candidate_axes(k: Kernel) -> list[int]:
+def _memory_order(plan: GraphPlan, k: Kernel):
+    """The order in memory of the axes of an elementwise kernel's output at its domain's shape
+    (blocks along the outermost are contiguous), or None: C order."""
+    if k.kind not in ("elementwise", "copy"):
+        return None
+    for v in k.outputs:
+        if id(v) in plan.layouts and plan.same(v.type.shape, k.domain):
+            return plan.layouts[id(v)]
+    return None
+
+
+def candidate_axes(k: Kernel, order=None) -> list[int]:
     rank = len(k.domain)
+    if order is not None and not k.reduced and k.scan_axis is None and len(order) == rank:
+        return list(order)  # outermost in memory first
     if k.kind in ("custom",):
         return []
     if k.kind in ("contraction", "attention"):
@@ -61,9 +74,9 @@ def candidate_axes(k: Kernel) -> list[int]:
     return [a for a in range(rank) if a != k.scan_axis]
 
 
-def choose(k: Kernel, budget: int, names: dict, same) -> Chunking | None:
+def choose(k: Kernel, budget: int, names: dict, same, order=None) -> Chunking | None:
     why = []
-    for axis in candidate_axes(k):
+    for axis in candidate_axes(k, order):
         if k.domain[axis] == 1:
             continue
         tags = follow(k, axis, same)

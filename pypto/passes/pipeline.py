@@ -17,6 +17,7 @@ from ..shapes import input_facts
 from ..verify import verify
 from .chunk import chunk
 from .fuse import Fuser, build_kernels
+from .layout import layout
 from .memory import plan_memory
 from .patterns import rewrite_patterns
 from .plan import GraphPlan
@@ -32,6 +33,7 @@ GRAPH_PASSES = [
 ]
 PLAN_PASSES = [
     ("schedule", schedule),
+    ("layout", layout),
     ("chunk", chunk),
     ("plan memory", plan_memory),
 ]

@@ -140,6 +140,7 @@ class GraphPlan:
     in_use: list = field(default_factory=list)  # bytes of memory in use at each level
     facts: tuple = ()  # size facts that hold where the graph runs (it was planned with them)
     donated: frozenset = frozenset()  # ids of inputs whose arrays may be written in place
+    layouts: dict = field(default_factory=dict)  # id(value) -> its axes in memory, not C order
     names: dict = field(default_factory=dict)  # id(value) -> its printed name
     same: object = None  # (shape, shape) -> known equal, by the graph's facts
     notes: list[str] = field(default_factory=list)  # what the plan passes did
