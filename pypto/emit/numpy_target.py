@@ -142,6 +142,76 @@ def _blas_threads():
     return _BLAS[0]
 
 
+_GEMM = []
+
+
+def _gemm_acc(a, b, c):
+    """c += a @ b for float32/float64 matrices: BLAS ``gemm`` with beta = 1 (OpenBLAS's CBLAS,
+    found as _blas_threads finds it), so the sum costs no pass of its own and no temporary;
+    where that is not possible, NumPy's product and an add."""
+    if not _GEMM:
+        _GEMM.append(_cblas())
+    gemm = _GEMM[0].get(c.dtype.name) if _GEMM[0] else None
+    ta, tb = _trans(a), _trans(b)
+    ok = gemm is not None and c.flags.c_contiguous and a.dtype == b.dtype == c.dtype
+    ok = ok and ta is not None and tb is not None and c.ndim == a.ndim == b.ndim == 2
+    ok = ok and c.size and a.shape[1] and not np.may_share_memory(c, a)
+    ok = ok and not np.may_share_memory(c, b)
+    if not ok:
+        c += np.matmul(a, b)
+        return
+    (m, k), n = a.shape, b.shape[1]
+    fn, int_t = gemm
+    fn(101, ta[0], tb[0], int_t(m), int_t(n), int_t(k), 1.0, a.ctypes.data, int_t(ta[1]),
+       b.ctypes.data, int_t(tb[1]), 1.0, c.ctypes.data, int_t(n))  # fmt: skip
+
+
+def _trans(x):
+    """(CBLAS transpose flag, leading dimension) of a row- or column-major matrix, else None."""
+    if x.ndim != 2:
+        return None
+    item = x.itemsize
+    if x.strides[1] == item and x.strides[0] >= max(1, x.shape[1]) * item:
+        return 111, x.strides[0] // item  # row-major: no transpose
+    if x.strides[0] == item and x.strides[1] >= max(1, x.shape[0]) * item:
+        return 112, x.strides[1] // item  # a transposed row-major matrix
+    return None
+
+
+def _cblas():
+    """{"float32": (sgemm, int type), "float64": (dgemm, int type)} from the OpenBLAS NumPy
+    loaded (ILP64 builds name them with a 64_ suffix), or None."""
+    try:
+        import ctypes
+
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
+        for path in paths:
+            lib = ctypes.CDLL(path)
+            # only the ILP64 names, whose integer width the suffix tells: a plain cblas_sgemm
+            # may take 32- or 64-bit integers
+            for prefix, suffix, int_t in (
+                ("scipy_cblas_", "64_", ctypes.c_int64),
+                ("cblas_", "64_", ctypes.c_int64),
+            ):
+                found = {}
+                for letter, name, real in (("s", "float32", ctypes.c_float),
+                                           ("d", "float64", ctypes.c_double)):  # fmt: skip
+                    fn = getattr(lib, f"{prefix}{letter}gemm{suffix}", None)
+                    if fn is None:
+                        break
+                    fn.restype = None
+                    fn.argtypes = [ctypes.c_int] * 3 + [int_t] * 3 + [
+                        real, ctypes.c_void_p, int_t, ctypes.c_void_p, int_t, real,
+                        ctypes.c_void_p, int_t]  # fmt: skip
+                    found[name] = (fn, int_t)
+                if len(found) == 2:
+                    return found
+    except (OSError, ImportError):
+        pass
+    return None
+
+
 _LOCAL = threading.local()
 
 
@@ -451,6 +521,11 @@ class GraphEmitter:
         self.kernel, self.tags = k, tags
         self.inputs = {id(v) for v in k.inputs}
         pre = self.pre = _Ctx(self.out, {})
+        if k.accumulate is not None:  # out = a @ b + X, out in X's memory: BLAS adds a @ b
+            product = k.body.eqns[0]
+            a, b = (self._value(x, self._full(x), pre) for x in product.inputs)
+            self.out.add(f"_gemm_acc({a}, {b}, {self.names[id(k.outputs[0])]})")
+            return
         # values computed whole before the blocks: products, attention, user operators
         heavy = [e for e in k.body.eqns if family(e) in ("contraction", "attention", "custom")]
         self.whole: dict[int, str] = {}

@@ -80,6 +80,9 @@ def plan_memory(plan: GraphPlan, notes: list[str]) -> GraphPlan:
                     k.stores = tuple(
                         StoreOut(x.out, x.base, x.index, True) if x is s else x for x in k.stores
                     )
+                elif (addend := _addend(plan, k, v, buffer_of, readers, i)) is not None:
+                    slot = memory_of[addend.name]  # out = P + X accumulated into X's memory
+                    k.accumulate = addend.value
                 elif role == "temp":
                     slot = next((m for m in memories if m.free and m.nbytes == size), None)
                 if slot is not None:
@@ -103,6 +106,29 @@ def plan_memory(plan: GraphPlan, notes: list[str]) -> GraphPlan:
     for k in kernels:
         k.bytes_read, k.bytes_written = kernel_bytes(k)
     return plan
+
+
+def _addend(plan, k, v, buffer_of, readers, i) -> Buffer | None:
+    """For ``v = matmul(a, b) + X`` (a kernel of exactly that: a product of matrices and its
+    addend), the buffer of X when X is a float temp of v's type, C-ordered, read by no other
+    kernel: v may take X's memory and the product be accumulated into it (BLAS ``beta = 1``
+    on the CPU; an elementwise epilogue in place on the GPU)."""
+    if k.kind != "contraction" or len(k.outputs) != 1 or k.stores or id(v) in plan.layouts:
+        return None
+    if len(k.body.eqns) != 2:
+        return None
+    p, add = k.body.eqns
+    if p.op != "matmul" or add.op != "add" or add.out is not v or p.out not in add.inputs:
+        return None
+    if any(a.type.rank != 2 for a in p.inputs) or v.type.dtype.name not in ("float32", "float64"):
+        return None
+    x = add.inputs[1] if add.inputs[0] is p.out else add.inputs[0]
+    b = buffer_of.get(id(x)) if isinstance(x, Var) else None
+    if b is None or b.role != "temp" or b.donor is not None or x.type != v.type:
+        return None
+    if id(x) in plan.layouts or readers.get(id(x)) != [i] or any(a is x for a in p.inputs):
+        return None
+    return b
 
 
 def kernel_bytes(k) -> tuple:

@@ -71,6 +71,7 @@ class Kernel:
     scan_axis: int | None = None
     late_inputs: tuple[Var, ...] = ()
     stores: tuple[StoreOut, ...] = ()
+    accumulate: Var | None = None  # the addend the product is accumulated into (memory.py)
     chunking: Chunking | None = None
     bytes_read: Dim = 0
     bytes_written: Dim = 0

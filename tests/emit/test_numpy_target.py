@@ -345,3 +345,50 @@ def test_generated_modules_run_on_their_own_without_pypto(tmp_path):
 
     for label, _, _, _, want in jobs:  # the result, then the arguments (written in place)
         same(got[label][: len(want)], want, label)  # (the module's call also had defaults)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_product_plus_a_dead_temp_accumulates_into_its_memory(dtype):
+    """a @ b + c @ d: the second product's output takes the first's memory (nothing else reads
+    it) and BLAS adds the product into it (gemm with beta = 1): no add pass, no new array.
+    Operands may be transposed or strided views; the sum in either order."""
+    rng = np.random.default_rng(5)
+    a, b, c, d = (ppto.tensor(n) for n in "abcd")
+    m, k, n = 37, 23, 29
+    data = {
+        "a": rng.standard_normal((m, k)).astype(dtype),
+        "b": rng.standard_normal((k, n)).astype(dtype),
+        "c": rng.standard_normal((k, m)).astype(dtype).T,  # column-major
+        "d": rng.standard_normal((n, 2 * k)).astype(dtype)[:, ::2].T,  # strided: NumPy's add
+    }
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    for chain in (a @ b + c @ d, c @ d + a @ b):
+        plan = plan_graph(ppto.trace(chain, **data))
+        last = plan.kernels[-1]
+        assert last.accumulate is not None and plan.buffer_of(last.outputs[0]).reuses
+        assert "_gemm_acc(" in compile_graph(plan).source
+        want = data["a"] @ data["b"] + data["c"] @ data["d"]
+        np.testing.assert_allclose(chain.run(**data), want, rtol=rtol, atol=rtol * 10)
+
+
+def test_no_accumulation_where_the_addend_lives_on_or_is_an_operand():
+    """The addend is also returned, is an operand of the product, or is an integer array: the
+    product gets memory of its own and the add stays an add."""
+    rng = np.random.default_rng(6)
+    a, b = ppto.tensor("a"), ppto.tensor("b")
+    data = {"a": rng.standard_normal((6, 6)), "b": rng.standard_normal((6, 6))}
+    e = a @ b
+    for roots in ([e @ b + e], [e, e + a @ a]):
+        plan = plan_graph(ppto.trace(roots, **data))
+        assert all(k.accumulate is None for k in plan.kernels)
+        got = ppto.run(roots, **data)
+        want = [data["a"] @ data["b"] @ data["b"] + data["a"] @ data["b"]]
+        if len(roots) == 2:
+            want = [data["a"] @ data["b"], data["a"] @ data["b"] + data["a"] @ data["a"]]
+        for g, w in zip(got if isinstance(got, list) else [got], want):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    ints = {"a": np.arange(9).reshape(3, 3), "b": np.ones((3, 3), np.int64)}
+    chain = a @ b + b @ a
+    plan = plan_graph(ppto.trace(chain, **ints))
+    assert all(k.accumulate is None for k in plan.kernels)
+    np.testing.assert_array_equal(chain.run(**ints), ints["a"] @ ints["b"] + ints["b"] @ ints["a"])

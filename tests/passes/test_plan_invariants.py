@@ -265,6 +265,8 @@ def check_memory(case: Case):
                 and s.inplace
                 and s.base is a.value
                 and read.get(id(a.value)) == [b.first]
+            ) or (  # out = a @ b + X accumulated into X's memory (memory.py, _addend)
+                kernels[b.first].accumulate is a.value and read.get(id(a.value)) == [b.first]
             )
             if inplace:
                 assert start(b) >= end(a), f"{what}: written in place before its base exists"
