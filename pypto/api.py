@@ -377,6 +377,15 @@ _COMPARISONS = {
 _UNARY_OPERATORS = {"neg": "neg", "pos": "positive", "abs": "abs", "invert": "invert"}
 
 
+def _power(self, other):
+    """``x ** y`` as NumPy's operator computes it: for a float (or complex) array, a Python int
+    2 or -1 or a Python float 0.5 runs ``square``, ``reciprocal`` or ``sqrt`` (NumPy's
+    ``fast_scalar_power``; ``np.power`` itself, and other exponents, stay ``power``)."""
+    if (type(other) is int and other in (2, -1)) or (type(other) is float and other == 0.5):
+        return apply("power_operator", (self,), {"exponent": other})  # decided when traced
+    return _op("power")(self, other)
+
+
 def _install_operators():
     def method(opname, reflected=False):
         if reflected:
@@ -385,6 +394,7 @@ def _install_operators():
 
     for dunder, opname in {**_BINARY_OPERATORS, **_COMPARISONS}.items():
         setattr(Tensor, f"__{dunder}__", method(opname))
+    Tensor.__pow__ = _power
     for dunder, opname in _BINARY_OPERATORS.items():
         setattr(Tensor, f"__r{dunder}__", method(opname, reflected=True))
     for dunder, opname in _UNARY_OPERATORS.items():

@@ -207,6 +207,31 @@ def _gradient(f, spacing, axis, group):
 _composite("gradient", gradient, _gradient, np.gradient, (np.gradient,))
 
 
+# -- x ** 2, x ** -1, x ** 0.5: NumPy's operator ------------------------------------------------
+def power_operator(x, exponent):
+    """``x ** exponent`` for a Python int 2 or -1 or a Python float 0.5, as NumPy's ``**``
+    computes it: ``square``, ``reciprocal``, ``sqrt`` for float and complex arrays (NumPy's
+    ``fast_scalar_power``), else ``power``."""
+    return apply("power_operator", (x,), {"exponent": exponent})
+
+
+_FAST_POWER = {2: "square", -1: "reciprocal", 0.5: "sqrt"}
+
+
+def _power_operator(x, exponent):
+    x = lift(x)
+    if x.dtype.kind in "fc":
+        return _op(_FAST_POWER[exponent])(x)
+    return _op("power")(x, exponent)
+
+
+def _power_operator_ref(x, exponent):
+    return x**exponent
+
+
+_composite("power_operator", power_operator, _power_operator, _power_operator_ref)
+
+
 # -- outer, stack, swapaxes, ravel, clip ----------------------------------------------------------
 def outer(a, b):
     """``np.outer``: every product of the flattened a with the flattened b."""

@@ -14,6 +14,7 @@ import numpy as np
 from ..ir import Eqn, Graph, Literal, Var, freeze_attrs
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
+from ..types import TensorType
 from .graphs import rebuild
 
 
@@ -129,21 +130,27 @@ def _identity(eqn: Eqn, producer: dict):
 
 
 def _reciprocal_power_of_two(atom, dtype):
-    """1/c as a literal of c's type where c is a float literal of magnitude 2^k whose reciprocal
-    2^-k is exact in ``dtype`` (a float type): then x / c and x * (1/c) round the same real
-    number x * 2^-k, so they agree bit for bit (NaN, infinities, signed zeros, subnormals
-    included). Otherwise None."""
+    """1/c as a literal of c's type (a Python float for a Python int c) where c is a literal of
+    magnitude 2^k whose reciprocal 2^-k is exact in ``dtype`` (a float type): then x / c and
+    x * (1/c) round the same real number x * 2^-k, so they agree bit for bit (NaN, infinities,
+    signed zeros, subnormals included). Otherwise None."""
     if not isinstance(atom, Literal) or not _plain(atom.value) or dtype.kind != "f":
         return None
-    if atom.type.dtype.kind != "f" or np.ndim(atom.value) != 0:
+    python_int = atom.type.weak and type(atom.value) is int  # x / 2: x * 0.5, a Python float
+    if (atom.type.dtype.kind != "f" and not python_int) or np.ndim(atom.value) != 0:
         return None
     with np.errstate(all="ignore"):
-        c = dtype.type(atom.value)
+        try:
+            c = dtype.type(atom.value)
+        except OverflowError:  # a Python int beyond every float
+            return None
         r = dtype.type(1) / c
         if c != atom.value or not np.isfinite(r) or r == 0 or dtype.type(1) / r != c:
             return None
     if np.frexp(c)[0] not in (0.5, -0.5) or np.frexp(r)[0] not in (0.5, -0.5):
         return None
+    if python_int:
+        return Literal(float(r), TensorType(np.dtype(np.float64), (), True))
     value = atom.type.dtype.type(r)
     if value != r:
         return None

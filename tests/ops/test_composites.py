@@ -29,7 +29,7 @@ from hypothesis.extra import numpy as hnp
 
 import pypto as ppto
 
-COVERED = {"softmax", "log_softmax", "var", "std", "gradient"}
+COVERED = {"softmax", "log_softmax", "var", "std", "gradient", "power_operator"}
 
 INT_DTYPES = [np.dtype(t) for t in ("int8", "uint8", "int32", "uint32", "int64")]
 
@@ -388,3 +388,33 @@ def test_gradient_chain_reused_across_sizes():
     check_reuse(chain, lambda f: np.gradient(f, np.float64(0.5), axis=-1), bindings)
     bindings = [{"f": data} for data in ((np.arange(math.prod(s)) ** 2).reshape(s) for s in sizes)]
     check_reuse(chain, lambda f: np.gradient(f, np.float64(0.5), axis=-1), bindings)
+
+
+# -- x ** 2, x ** -1, x ** 0.5 -----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex128", "int32", "uint8"])
+@pytest.mark.parametrize("exponent", [2, -1, 0.5, 3, 2.0])
+def test_the_power_operator_is_numpys_bit_for_bit(dtype, exponent):
+    """``x ** 2``, ``x ** -1``, ``x ** 0.5`` run what NumPy's operator runs (square, reciprocal,
+    sqrt for float and complex arrays; power otherwise, and for other exponents): the same bits,
+    NaN, infinities, signed zeros and subnormals included; NumPy's error where it raises."""
+    rng = np.random.default_rng(9)
+    if np.dtype(dtype).kind in "fc":
+        info = np.finfo(dtype)
+        special = [0.0, -0.0, np.inf, -np.inf, np.nan, info.smallest_subnormal, info.max, -1.5]
+        values = np.concatenate([special, rng.standard_normal(50) * 10]).astype(dtype)
+    else:
+        values = rng.integers(0, 9, 40).astype(dtype)
+    x = ppto.tensor("x")
+    with np.errstate(all="ignore"):
+        try:
+            want = values**exponent
+        except (ValueError, OverflowError) as e:  # negative integer powers; -1 as a uint8
+            with pytest.raises(ppto.PyptoError):
+                (x**exponent).run(x=values)
+            assert "negative" in str(e) or "out of bounds" in str(e)
+            return
+        got = (x**exponent).run(x=values)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    if want.dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

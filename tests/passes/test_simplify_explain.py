@@ -64,7 +64,10 @@ def test_division_by_a_power_of_two_becomes_an_exact_multiplication(dtype):
     data = _specials(dtype)
     big = float(2.0 ** (info.maxexp - 1))  # 2^-k is subnormal: still exact
     tiny = float(info.smallest_subnormal)  # 1 / tiny overflows
-    for c, rewritten in ((2.0, True), (-0.25, True), (big, True), (3.0, False), (tiny, False)):
+    cases = [(2.0, True), (-0.25, True), (big, True), (3.0, False), (tiny, False), (2, True),
+             (-8, True), (6, False)]  # fmt: skip
+    assert ops_of(plan_of_chain(x / 2**2000, x=data)) == ["divide"]  # beyond every float
+    for c, rewritten in cases:
         chain = x / c
         assert ops_of(plan_of_chain(chain, x=data)) == ["multiply" if rewritten else "divide"]
         with np.errstate(all="ignore"):
@@ -72,6 +75,9 @@ def test_division_by_a_power_of_two_becomes_an_exact_multiplication(dtype):
             got = chain.run(x=data)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{got.itemsize}"))
+    ints = np.arange(-5, 6)
+    assert ops_of(plan_of_chain(x / 2, x=ints)) == ["divide"]  # int / int: float64 division
+    np.testing.assert_array_equal((x / 2).run(x=ints), ints / 2)
     strong = x / np.float64(2)  # float32 / float64: computed in float64, still exact
     data32 = _specials(np.float32)
     np.testing.assert_array_equal(strong.run(x=data32), data32 / np.float64(2))
