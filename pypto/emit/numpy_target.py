@@ -48,6 +48,7 @@ import base64
 import contextvars
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -210,6 +211,56 @@ def _cblas():
     except (OSError, ImportError):
         pass
     return None
+
+
+class _Lease:
+    """Pool memory lent to the arrays of one buffer: they name this as their base (NumPy does
+    not look past it), so it lives while any of them does; then its memory returns to the
+    pool (_release)."""
+
+    __slots__ = ("__array_interface__", "__weakref__")
+
+    def __init__(self, raw):
+        self.__array_interface__ = {
+            "data": (raw.ctypes.data, False),
+            "shape": (raw.size,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+
+_FREE = {}  # bytes -> memory no array uses, kept for the next buffer of that size
+_HELD = [0, int(os.environ.get("PYPTO_POOL_BYTES", 1 << 30))]  # bytes kept, the most kept
+_FREE_LOCK = threading.Lock()
+
+
+def _out(shape, dtype):
+    """A new buffer (a kernel's output): buffers of 1 MiB or more come from memory that
+    earlier results no longer use, so a function called again and again (its old results
+    dropped) writes into memory already mapped instead of faulting in fresh pages."""
+    count = 1
+    for d in shape:
+        count *= d
+    nbytes = count * np.dtype(dtype).itemsize
+    if nbytes < 1 << 20 or _HELD[1] <= 0:
+        return np.empty(shape, dtype)
+    with _FREE_LOCK:
+        free = _FREE.get(nbytes)
+        raw = free.pop() if free else None
+        if raw is not None:
+            _HELD[0] -= nbytes
+    if raw is None:
+        raw = np.empty(nbytes, np.uint8)
+    lease = _Lease(raw)
+    weakref.finalize(lease, _release, raw).atexit = False
+    return np.asarray(lease).view(dtype).reshape(shape)
+
+
+def _release(raw):
+    with _FREE_LOCK:
+        if _HELD[0] + raw.size <= _HELD[1]:
+            _FREE.setdefault(raw.size, []).append(raw)
+            _HELD[0] += raw.size
 
 
 _LOCAL = threading.local()
@@ -448,7 +499,7 @@ class GraphEmitter:
                     else:
                         self.out.add(f"{self.names[id(v)]} = _reuse({prior}, {dt}, {shape}){back}")
                 else:
-                    self.out.add(f"{self.names[id(v)]} = np.empty({shape}, {dt}){back}")
+                    self.out.add(f"{self.names[id(v)]} = _out({shape}, {dt}){back}")
             self._kernel(k)
         results = []
         for a in g.outputs:

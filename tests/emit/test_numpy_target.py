@@ -81,6 +81,7 @@ def test_generated_source_is_deterministic_and_imports_numpy_only(big_blocks):
         "ctypes",
         "os",
         "threading",
+        "weakref",
         "concurrent.futures",
         "numpy",
     }
@@ -392,3 +393,27 @@ def test_no_accumulation_where_the_addend_lives_on_or_is_an_operand():
     plan = plan_graph(ppto.trace(chain, **ints))
     assert all(k.accumulate is None for k in plan.kernels)
     np.testing.assert_array_equal(chain.run(**ints), ints["a"] @ ints["b"] + ints["b"] @ ints["a"])
+
+
+def test_outputs_reuse_the_memory_of_dropped_results_and_never_of_live_ones():
+    """Buffers of 1 MiB or more come from a pool: a result dropped gives its memory to the
+    next call's (no fresh pages to fault in); one still alive, or alive through a view only,
+    keeps its memory and its values."""
+    x = ppto.tensor("x")
+    chain = ppto.sin(x) * 2
+    data = np.random.default_rng(8).standard_normal((512, 512))  # 2 MiB
+    want = np.sin(data) * 2
+    first = chain.run(x=data)
+    address = first.ctypes.data
+    view = first[10:20]
+    del first  # the view keeps the memory
+    second = chain.run(x=data + 1)
+    assert second.ctypes.data != address
+    np.testing.assert_array_equal(view, want[10:20])
+    del view, second
+    third = chain.run(x=data)
+    fourth = chain.run(x=data)  # the pool's memory went to third; fourth gets other memory
+    assert address in (third.ctypes.data, fourth.ctypes.data)
+    assert third.ctypes.data != fourth.ctypes.data
+    np.testing.assert_array_equal(third, want)
+    np.testing.assert_array_equal(fourth, want)
