@@ -14,13 +14,24 @@ from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
 from ..registry import OpDef, register
 from ..shapes import fits, normalize_axes, normalize_axis, size_of
 from ..symbolic import Expr, floordiv
-from .indexing import check_supported, getitem_shape, normalize_index
+from .indexing import SliceSpec, check_supported, getitem_shape, normalize_index
 from .rules import promoted_dtype, same_dtype, shape_arg
 
 
 def _reorder(
-    name, api, impl, shape_rule, normalize=None, numpy=(), dtype_rule=same_dtype, aliases=()
+    name,
+    api,
+    impl,
+    shape_rule,
+    normalize=None,
+    numpy=(),
+    dtype_rule=same_dtype,
+    aliases=(),
+    layout=None,
 ):
+    """``layout``: the order of axes in memory of the result (passes/layout.py) from the
+    equation and its operands' ``(order, zero)``, or "merge" (NumPy's iterator order, as maps);
+    none: C order (a reshape copies to C order)."""
     api.__name__ = api.__qualname__ = name
     register(
         OpDef(
@@ -33,8 +44,82 @@ def _reorder(
             normalize=normalize,
             numpy=numpy,
             aliases=aliases,
+            extra={"layout": layout} if layout is not None else {},
         )
     )
+
+
+def _axes(axes) -> tuple:
+    return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+
+
+def same_layout(e, ins):
+    """A view that keeps its operand's order of axes (flip; a store keeps its base's)."""
+    return ins[0]
+
+
+def _transpose_layout(e, ins):
+    perm = e.params["perm"]
+    order, zero = ins[0]
+    return tuple(perm.index(a) for a in order), frozenset(perm.index(a) for a in zero)
+
+
+def _expand_dims_layout(e, ins):
+    """New axes (size 1) go innermost."""
+    rank = e.out.type.rank
+    order, zero = ins[0]
+    new = sorted(a % rank for a in _axes(e.params["axis"]))
+    old = [a for a in range(rank) if a not in new]  # input axis i is output axis old[i]
+    return tuple(old[a] for a in order) + tuple(new), frozenset(old[a] for a in zero)
+
+
+def _squeeze_layout(e, ins):
+    order, zero = ins[0]
+    rank = e.inputs[0].type.rank
+    gone = {a % rank for a in _axes(e.params["axis"])}
+    kept = [a for a in range(rank) if a not in gone]
+    return (
+        tuple(kept.index(a) for a in order if a in kept),
+        frozenset(kept.index(a) for a in zero if a in kept),
+    )
+
+
+def _broadcast_to_layout(e, ins):
+    """New leading axes and stretched size-1 axes have stride 0 (they go innermost)."""
+    (order, zero), x = ins[0], e.inputs[0]
+    rank, shape = e.out.type.rank, e.out.type.shape
+    lead = rank - x.type.rank
+    stretched = {lead + a for a, d in enumerate(x.type.shape) if d == 1 and shape[lead + a] != 1}
+    new = tuple(range(lead))
+    return (
+        tuple(lead + a for a in order) + new,
+        frozenset(lead + a for a in zero) | frozenset(new) | stretched,
+    )
+
+
+def _getitem_layout(e, ins):
+    """Slices keep an input axis, integers drop it, new axes (size 1) go innermost."""
+    index, in_rank = e.params["index"], e.inputs[0].type.rank
+    order, zero = ins[0]
+    where, new, out_axis, in_axis = {}, [], 0, 0
+    consumed = sum(1 for i in index if i is not None and i is not Ellipsis)
+    for item in index:
+        if item is None:
+            new.append(out_axis)
+            out_axis += 1
+        elif item is Ellipsis or isinstance(item, SliceSpec):
+            for _ in range(in_rank - consumed if item is Ellipsis else 1):
+                where[in_axis] = out_axis
+                in_axis, out_axis = in_axis + 1, out_axis + 1
+        else:  # an integer
+            in_axis += 1
+    for a in range(in_axis, in_rank):  # axes the index leaves out: whole
+        where[a] = out_axis
+        out_axis += 1
+    if out_axis != e.out.type.rank:
+        raise ValueError("index does not match the output rank")
+    kept = tuple(where[a] for a in order if a in where)
+    return kept + tuple(new), frozenset(where[a] for a in zero if a in where)
 
 
 # -- transpose ------------------------------------------------------------------------------------
@@ -63,6 +148,7 @@ _reorder(
     _transpose_norm,
     (np.transpose,),
     aliases=("permute_dims",),
+    layout=_transpose_layout,
 )
 
 
@@ -124,6 +210,7 @@ _reorder(
         "axis": normalize_axes(axis, t.rank + (len(axis) if isinstance(axis, tuple) else 1))
     },
     (np.expand_dims,),
+    layout=_expand_dims_layout,
 )
 
 
@@ -157,6 +244,7 @@ _reorder(
     lambda ctx, shape, axis: tuple(d for i, d in enumerate(shape) if i not in axis),
     _squeeze_norm,
     (np.squeeze,),
+    layout=_squeeze_layout,
 )
 
 
@@ -187,6 +275,7 @@ _reorder(
     lambda ctx, s, shape: shape,
     _broadcast_to_norm,
     (np.broadcast_to,),
+    layout=_broadcast_to_layout,
 )
 
 
@@ -203,6 +292,7 @@ _reorder(
     lambda ctx, shape, axis: shape,
     lambda ctx, t, axis: {"axis": normalize_axes(axis, t.rank)},
     (np.flip,),
+    layout=same_layout,
 )
 
 
@@ -227,6 +317,7 @@ _reorder(
     _getitem_impl,
     getitem_shape,
     lambda ctx, t, index: {"index": normalize_index(ctx, t.shape, index)},
+    layout=_getitem_layout,
 )
 
 
@@ -290,4 +381,5 @@ _reorder(
     (np.concatenate,),
     dtype_rule=promoted_dtype,
     aliases=("concat",),
+    layout="merge",
 )

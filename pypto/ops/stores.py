@@ -17,6 +17,7 @@ from ..errors import ShapeError
 from ..registry import OpDef, register
 from ..shapes import fits
 from .indexing import getitem_shape, normalize_index
+from .reorders import same_layout
 from .rules import as_dtype
 
 
@@ -59,5 +60,6 @@ register(
         shape_rule=lambda ctx, base, value, index: base,
         dtype_rule=lambda base, value, index: as_dtype(base),
         normalize=_normalize,
+        extra={"layout": same_layout},  # the base's order of axes
     )
 )

@@ -17,8 +17,9 @@ NumPy 2's behaviour:
   order wins (NumPy's iterator, ``npyiter_find_best_axis_ordering``);
 * reductions keep the order of the kept axes; scans keep their input's; concatenations merge
   their inputs' as maps do;
-* views: ``transpose`` permutes, ``getitem``/``squeeze`` drop axes, new axes (size 1) and
-  ``broadcast_to``'s (stride 0) go innermost, ``flip`` keeps the order;
+* views follow their registry entry's ``extra["layout"]`` (ops/reorders.py): ``transpose``
+  permutes, ``getitem``/``squeeze`` drop axes, new axes (size 1) and ``broadcast_to``'s (stride
+  0) go innermost, ``flip`` and ``store`` keep their operand's order;
 * everything else (products, reshapes, creation ops, user operators) is C-ordered.
 
 ``plan.layouts`` maps id(value) to its order, for values of rank 2 or more not in C order.
@@ -27,7 +28,6 @@ NumPy 2's behaviour:
 from __future__ import annotations
 
 from ..ir import Var
-from ..ops.indexing import SliceSpec
 from ..registry import REGISTRY
 from .plan import GraphPlan
 
@@ -67,93 +67,29 @@ def infer_layouts(graph) -> dict[int, tuple[tuple, frozenset]]:
 
 def _rule(e, ins, rank):
     op = REGISTRY[e.op]
-    p = e.params
-    plain = (_c(rank), frozenset())
+    rule = op.extra.get("layout")
     if rank < 2:
-        return plain
-    if op.kind == "map" and e.inputs:
+        return _c(rank), frozenset()
+    if (op.kind == "map" and e.inputs) or rule == "merge":
         return _merge(e, ins, rank), frozenset()
     if op.kind == "reduce":
         (order, _), x = ins[0], e.inputs[0]
-        axes = p.get("axis")
-        reduced = (
-            set(range(x.type.rank)) if axes is None else {a % x.type.rank for a in _tuple(axes)}
-        )
-        if p.get("keepdims"):
+        axes = e.params.get("axis")
+        every = set(range(x.type.rank))
+        reduced = every if axes is None else {a % x.type.rank for a in _tuple(axes)}
+        if e.params.get("keepdims"):
             return order, frozenset()
         kept = [a for a in range(x.type.rank) if a not in reduced]
         return tuple(kept.index(a) for a in order if a in kept), frozenset()
     if op.kind == "scan":
         return ins[0][0], frozenset()
-    if e.op in ("transpose", "permute_dims"):
-        perm = p["perm"]
-        (order, zero) = ins[0]
-        return tuple(perm.index(a) for a in order), frozenset(perm.index(a) for a in zero)
-    if e.op == "flip":
-        return ins[0]
-    if e.op in ("concatenate", "concat"):
-        return _merge(e, ins, rank), frozenset()
-    if e.op == "store":
-        return ins[0]
-    if e.op == "getitem":
-        return _getitem(p["index"], ins[0], e.inputs[0].type.rank, rank)
-    if e.op == "expand_dims":
-        (order, zero) = ins[0]
-        new = sorted(a % rank for a in _tuple(p["axis"]))
-        old = [a for a in range(rank) if a not in new]  # input axis i is output axis old[i]
-        return tuple(old[a] for a in order) + tuple(new), frozenset(old[a] for a in zero)
-    if e.op == "squeeze":
-        (order, zero) = ins[0]
-        gone = {a % e.inputs[0].type.rank for a in _tuple(p["axis"])}
-        kept = [a for a in range(e.inputs[0].type.rank) if a not in gone]
-        return (
-            tuple(kept.index(a) for a in order if a in kept),
-            frozenset(kept.index(a) for a in zero if a in kept),
-        )
-    if e.op == "broadcast_to":
-        (order, zero), x = ins[0], e.inputs[0]
-        lead = rank - x.type.rank
-        shape = e.out.type.shape
-        stretched = {
-            lead + a for a, d in enumerate(x.type.shape) if d == 1 and shape[lead + a] != 1
-        }
-        new = tuple(range(lead))
-        return (
-            tuple(lead + a for a in order) + new,
-            frozenset(lead + a for a in zero) | frozenset(new) | stretched,
-        )
-    return plain
+    if callable(rule):  # a reorder's own rule (ops/reorders.py, ops/stores.py)
+        return rule(e, ins)
+    return _c(rank), frozenset()
 
 
 def _tuple(axes):
     return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
-
-
-def _getitem(index, inp, in_rank, rank):
-    """Output axes of an index: slices keep an input axis, integers drop it, None adds one."""
-    order, zero = inp
-    where, new, out_axis, in_axis = {}, [], 0, 0
-    for item in index:
-        if item is None:
-            new.append(out_axis)
-            out_axis += 1
-        elif item is Ellipsis:
-            consumed = sum(1 for i in index if i is not None and i is not Ellipsis)
-            for _ in range(in_rank - consumed):
-                where[in_axis] = out_axis
-                in_axis, out_axis = in_axis + 1, out_axis + 1
-        elif isinstance(item, SliceSpec):
-            where[in_axis] = out_axis
-            in_axis, out_axis = in_axis + 1, out_axis + 1
-        else:  # an integer
-            in_axis += 1
-    for a in range(in_axis, in_rank):  # axes the index leaves out: whole
-        where[a] = out_axis
-        out_axis += 1
-    if out_axis != rank:
-        raise ValueError("index does not match the output rank")
-    kept = tuple(where[a] for a in order if a in where)
-    return kept + tuple(new), frozenset(where[a] for a in zero if a in where)
 
 
 def _merge(e, ins, rank):
