@@ -339,13 +339,17 @@ ppto_attention(const T* q, const T* k, const T* v, const M* mask, O* out, long l
 }
 """
 
+SOFTMAX_THREADS = 256  # threads per block of ppto_softmax_rows
+_SOFTMAX_CONSTANTS = f"""
+namespace ppto_attention_detail {{
+constexpr int kSoftmaxThreads = {SOFTMAX_THREADS};
+}}
+"""
 _SOFTMAX_ROWS = r"""
 // The library-product path (see softmax_rows_name): s holds scores q @ k^T, one row of Lk per
 // (batch b0 + i / rows, query row r0 + i % rows); each is scaled, masked and replaced by its
 // softmax in place. One block of kSoftmaxThreads per row (grid-stride over rows).
 namespace ppto_attention_detail {
-constexpr int kSoftmaxThreads = 256;
-
 // op over every thread of the block (blockDim.x a multiple of 32); all threads get the result.
 template <typename A, typename Op>
 __device__ __forceinline__ A block_all(A x, A* red, Op op) {
@@ -401,9 +405,9 @@ SOURCE: str = (
     + _HELPERS
     + "}  // namespace ppto_attention_detail\n"
     + _KERNEL
+    + _SOFTMAX_CONSTANTS
     + _SOFTMAX_ROWS
 )
-SOFTMAX_THREADS = 256
 SCORES_BUDGET = 1 << 28  # bytes of scores the library-product path holds at a time
 
 

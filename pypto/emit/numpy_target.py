@@ -118,27 +118,34 @@ def _chunks(part, n, block, work=0, blas=False):
         f.result()
 
 
+def _openblas():
+    """The OpenBLAS libraries NumPy has loaded (found in /proc/self/maps, as threadpoolctl
+    finds them), as ctypes libraries; none on another BLAS or another system."""
+    try:
+        import ctypes
+
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
+        return [ctypes.CDLL(path) for path in paths]
+    except (OSError, ImportError):
+        return []
+
+
 _BLAS = []
 
 
 def _blas_threads():
-    """OpenBLAS's ``openblas_set_num_threads_local`` from the BLAS NumPy has loaded (found in
-    /proc/self/maps, as threadpoolctl finds it), or None (another BLAS, another system)."""
+    """OpenBLAS's ``openblas_set_num_threads_local``, or None."""
     if not _BLAS:
-        found = None
-        try:
-            import ctypes
+        import ctypes
 
-            with open("/proc/self/maps") as maps:
-                paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
-            for path in paths:
-                found = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
-                if found is not None:
-                    found.restype = ctypes.c_int
-                    found.argtypes = [ctypes.c_int]
-                    break
-        except (OSError, ImportError):
-            found = None
+        found = None
+        for lib in _openblas():
+            found = getattr(lib, "openblas_set_num_threads_local", None)
+            if found is not None:
+                found.restype = ctypes.c_int
+                found.argtypes = [ctypes.c_int]
+                break
         _BLAS.append(found)
     return _BLAS[0]
 
@@ -180,36 +187,26 @@ def _trans(x):
 
 
 def _cblas():
-    """{"float32": (sgemm, int type), "float64": (dgemm, int type)} from the OpenBLAS NumPy
-    loaded (ILP64 builds name them with a 64_ suffix), or None."""
-    try:
-        import ctypes
+    """{"float32": (sgemm, int type), "float64": (dgemm, int type)} of the CBLAS in the OpenBLAS
+    NumPy loaded, or None. Only ILP64 names, whose integer width their suffix tells (a plain
+    cblas_sgemm may take 32- or 64-bit integers)."""
+    import ctypes
 
-        with open("/proc/self/maps") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
-        for path in paths:
-            lib = ctypes.CDLL(path)
-            # only the ILP64 names, whose integer width the suffix tells: a plain cblas_sgemm
-            # may take 32- or 64-bit integers
-            for prefix, suffix, int_t in (
-                ("scipy_cblas_", "64_", ctypes.c_int64),
-                ("cblas_", "64_", ctypes.c_int64),
-            ):
-                found = {}
-                for letter, name, real in (("s", "float32", ctypes.c_float),
-                                           ("d", "float64", ctypes.c_double)):  # fmt: skip
-                    fn = getattr(lib, f"{prefix}{letter}gemm{suffix}", None)
-                    if fn is None:
-                        break
-                    fn.restype = None
-                    fn.argtypes = [ctypes.c_int] * 3 + [int_t] * 3 + [
-                        real, ctypes.c_void_p, int_t, ctypes.c_void_p, int_t, real,
-                        ctypes.c_void_p, int_t]  # fmt: skip
-                    found[name] = (fn, int_t)
-                if len(found) == 2:
-                    return found
-    except (OSError, ImportError):
-        pass
+    for lib in _openblas():
+        for prefix in ("scipy_cblas_", "cblas_"):
+            found = {}
+            for letter, name, real in (("s", "float32", ctypes.c_float),
+                                       ("d", "float64", ctypes.c_double)):  # fmt: skip
+                fn = getattr(lib, f"{prefix}{letter}gemm64_", None)
+                if fn is None:
+                    break
+                i64, ptr = ctypes.c_int64, ctypes.c_void_p
+                fn.restype = None
+                fn.argtypes = [ctypes.c_int] * 3 + [i64] * 3 + [real, ptr, i64, ptr, i64, real,
+                                                                  ptr, i64]  # fmt: skip
+                found[name] = (fn, i64)
+            if len(found) == 2:
+                return found
     return None
 
 

@@ -118,7 +118,9 @@ def _addend(plan, k, v, buffer_of, readers, i) -> Buffer | None:
     if len(k.body.eqns) != 2:
         return None
     p, add = k.body.eqns
-    if p.op != "matmul" or add.op != "add" or add.out is not v or p.out not in add.inputs:
+    if p.op != "matmul" or add.op != "add" or add.out is not v:
+        return None
+    if not any(a is p.out for a in add.inputs):
         return None
     if any(a.type.rank != 2 for a in p.inputs) or v.type.dtype.name not in ("float32", "float64"):
         return None
