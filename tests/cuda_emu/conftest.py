@@ -4,6 +4,7 @@ PYPTO_REQUIRE_CUDA_TOOLS=1 (CI) says that they must be there."""
 import os
 
 import pytest
+from cupy_backend import ON_DEVICE
 
 from pypto.emit import cuda_emu, nvrtc
 
@@ -28,3 +29,12 @@ def gxx():
 def nvrtc_ok():
     """NVRTC (cuda-bindings and the nvidia-cuda-* wheels) is usable."""
     require(nvrtc.available(), "NVRTC")
+
+
+@pytest.fixture
+def tools(request):
+    """Both g++ (the emulator) and NVRTC (the real compiler) are needed; on a device
+    (PYPTO_CUDA_TESTS=device) CuPy compiles and runs the kernels."""
+    if not ON_DEVICE:
+        request.getfixturevalue("gxx")
+        request.getfixturevalue("nvrtc_ok")

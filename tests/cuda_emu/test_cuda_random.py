@@ -36,15 +36,6 @@ from pypto.tracer import placeholders
 _compiled: set[str] = set()  # sources NVRTC already compiled in this session
 
 
-@pytest.fixture
-def tools(request):
-    """Both g++ (the emulator) and NVRTC (the real compiler) are needed; on a device
-    (PYPTO_CUDA_TESTS=device) CuPy compiles and runs the kernels."""
-    if not ON_DEVICE:
-        request.getfixturevalue("gxx")
-        request.getfixturevalue("nvrtc_ok")
-
-
 def run_on_cuda(roots, data, order="random", seed=0):
     """The chains (one graph) on the CUDA target: their outputs, as a list."""
     g = ppto.trace(list(roots), **data)

@@ -48,15 +48,6 @@ CORPUS_CASES = [
 _compiled: set[str] = set()  # sources NVRTC already compiled in this session
 
 
-@pytest.fixture
-def tools(request):
-    """Both g++ (the emulator) and NVRTC (the real compiler) are needed; on a device
-    (PYPTO_CUDA_TESTS=device) CuPy compiles and runs the kernels."""
-    if not ON_DEVICE:
-        request.getfixturevalue("gxx")
-        request.getfixturevalue("nvrtc_ok")
-
-
 def nvrtc_check(run) -> None:
     if ON_DEVICE:  # CuPy compiled it
         return
@@ -251,14 +242,17 @@ FLOAT_UNARY = ["neg", "abs", "sign", "sqrt", "cbrt", "square", "reciprocal", "ex
                "logical_not"]  # fmt: skip
 
 
-def _run_chain(chain, data, order="reverse"):
-    """A chain (or a list of chains, as one graph) on the CUDA target."""
-    cp = make_cupy(order=order)
+def _run_chain(chain, data, order="reverse", launches=None):
+    """A chain (or a list of chains, as one graph) on the CUDA target; ``launches``, a list,
+    gets the kernels it launched (each launch in the same process: the emulator is faster)."""
+    cp = make_cupy(order=order, isolate=launches is None)
     g = ppto.trace(chain, **data)
     run = compile_graph(plan_graph(g), cp)
     nvrtc_check(run)
     names = [v.name for v in g.inputs]
     outs = run([data[n] for n in names], {})
+    if launches is not None:
+        launches += cp.launches
     return outs if isinstance(chain, list) else outs[0]
 
 
@@ -462,17 +456,14 @@ def test_few_long_rows_reduce_in_two_stages(tools, order):
         (ppto.reduce_any(x > 3.5, axis=1), rng.standard_normal((2, 80000))),
     ]
     for chain, data in cases:
-        cp = make_cupy(order=order, isolate=False)
-        plan = plan_graph(ppto.trace(chain, x=data))
-        run = compile_graph(plan, cp)
-        nvrtc_check(run)
-        (got,) = run([data], {})
-        assert cp.launches == ["graph_k0_part", "graph_k0_final"]
+        launches = []
+        got = _run_chain(chain, {"x": data}, order, launches)
+        assert launches == ["graph_k0_part", "graph_k0_final"]
         assert_close(got, chain.run(x=data), 1e-5 if data.dtype == np.float32 else 1e-10)
     small = rng.standard_normal((3, 100)).astype(np.float32)  # short rows: one block per row
-    cp = make_cupy(order=order, isolate=False)
-    (got,) = compile_graph(plan_graph(ppto.trace(cases[0][0], x=small)), cp)([small], {})
-    assert cp.launches == ["graph_k0"]
+    launches = []
+    got = _run_chain(cases[0][0], {"x": small}, order, launches)
+    assert launches == ["graph_k0"]
     assert_close(got, small.sum(axis=1), 1e-5)
 
 
@@ -490,12 +481,9 @@ def test_few_long_lines_scan_in_blocks_with_carries(tools, order):
         (ppto.cumprod(1 + x * 1e-5, axis=0), rng.standard_normal((66000, 3))),
     ]
     for chain, data in cases:
-        cp = make_cupy(order=order, isolate=False)
-        plan = plan_graph(ppto.trace(chain, x=data))
-        run = compile_graph(plan, cp)
-        nvrtc_check(run)
-        (got,) = run([data], {})
-        assert cp.launches == ["graph_k0_sums", "graph_k0_scan"]
+        launches = []
+        got = _run_chain(chain, {"x": data}, order, launches)
+        assert launches == ["graph_k0_sums", "graph_k0_scan"]
         want = chain.run(x=data)
         assert got.dtype == want.dtype
         if data.dtype == np.float64:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cupy_backend import ON_DEVICE, make_cupy, to_host
+from cupy_backend import make_cupy, to_host
 
 from pypto.transpile import signature_of
 
@@ -37,10 +37,7 @@ def _fell_back(*args, **kwargs):
 
 
 @pytest.mark.parametrize("module", MODULES)
-def test_transpiled_modules_run_their_cuda_path_on_gpu_arrays(request, module, tmp_path):
-    if not ON_DEVICE:  # the emulator, and NVRTC behind the stand-in's checks
-        request.getfixturevalue("gxx")
-        request.getfixturevalue("nvrtc_ok")
+def test_transpiled_modules_run_their_cuda_path_on_gpu_arrays(tools, module, tmp_path):
     original = importlib.import_module(f"examples.numpy_style.{module}")
     signatures = [
         signature_of(fn.__name__, _args(module, fn, make, dtype))
