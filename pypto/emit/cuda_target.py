@@ -42,7 +42,7 @@ from ..symbolic import Expr, SymFloat, as_symbol, format_code
 from .cuda_host import HOST_PRELUDE
 from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
 from .cuda_prelude import PRELUDE, compute_type
-from .numpy_target import _ident, _pyrepr, const_code, literal_code, symfloat_code
+from .numpy_target import _ident, _pyrepr, const_code, literal_code, return_code, symfloat_code
 
 
 class CudaGraphEmitter:
@@ -154,15 +154,7 @@ class CudaGraphEmitter:
                 body.append(f"    _e{i} = _st.record()")
             body += [f"_main.wait_event(_e{i})" for i in level]
         assert all(level_of.get(i) is not None for i in range(len(self.plan.kernels)))
-        results = []
-        for a in g.outputs:
-            if isinstance(a, Literal):
-                results.append(self._literal(a))
-            elif a.type.weak:
-                results.append(f"_py({self.names[id(a)]})")
-            else:
-                results.append(self.names[id(a)])
-        body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        body.append(return_code(g.outputs, self.names, self._literal))
         host += ["    " + line for line in body]
         source = PRELUDE + "\n" + "\n".join(self.kernels)
         return source, "\n".join(host) + "\n"
@@ -401,18 +393,10 @@ class CudaGraphEmitter:
             )
         a = self._host_view(e.inputs[0], prod)
         p = e.params
-        if e.op == "transpose":
-            return f"cp.transpose({a}, {p['perm']!r})"
-        if e.op == "expand_dims":
-            return f"cp.expand_dims({a}, {p['axis']!r})"
-        if e.op == "squeeze":
-            return f"cp.squeeze({a}, {p['axis']!r})"
-        if e.op == "broadcast_to":
-            return f"cp.broadcast_to({a}, {self.shape(e.out.type.shape)})"
-        if e.op == "flip":
-            return f"cp.flip({a}, {p['axis']!r})"
-        if e.op == "reshape":
-            return f"cp.reshape({a}, {self.shape(e.out.type.shape)})"
+        if e.op in ("transpose", "expand_dims", "squeeze", "flip"):  # CuPy's function, its
+            return f"cp.{e.op}({a}, {p['perm' if e.op == 'transpose' else 'axis']!r})"  # axes
+        if e.op in ("broadcast_to", "reshape"):  # CuPy's function, to the output's shape
+            return f"cp.{e.op}({a}, {self.shape(e.out.type.shape)})"
         if e.op == "getitem":
             items = []
             for item in p["index"]:

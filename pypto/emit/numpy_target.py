@@ -498,17 +498,7 @@ class GraphEmitter:
                 else:
                     self.out.add(f"{self.names[id(v)]} = _out({shape}, {dt}){back}")
             self._kernel(k)
-        results = []
-        for a in g.outputs:
-            if isinstance(a, Literal):
-                results.append(self._literal(a))
-            elif a.type.weak:
-                results.append(f"_py({self.names[id(a)]})")
-            elif a.type.rank == 0 and id(a) in buffers:
-                results.append(f"{self.names[id(a)]}[()]")
-            else:
-                results.append(self.names[id(a)])
-        self.out.add(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        self.out.add(return_code(g.outputs, self.names, self._literal, buffers))
         return "\n".join(head + self.prelude_lines + self.out.lines) + "\n"
 
     def _bind_symbols(self) -> set[str]:
@@ -1221,6 +1211,22 @@ class _Ctx:
     def __init__(self, lines, memo):
         self.lines = lines
         self.memo = memo
+
+
+def return_code(outputs, names, literal, scalars=()) -> str:
+    """``return (...)`` of a graph's outputs, in both targets: literals as code, Python scalars
+    through ``_py``, rank-0 arrays in ``scalars`` (ids) as NumPy scalars, as NumPy returns them."""
+    results = []
+    for a in outputs:
+        if isinstance(a, Literal):
+            results.append(literal(a))
+        elif a.type.weak:
+            results.append(f"_py({names[id(a)]})")
+        elif a.type.rank == 0 and id(a) in scalars:
+            results.append(f"{names[id(a)]}[()]")
+        else:
+            results.append(names[id(a)])
+    return f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"
 
 
 def literal_code(lit: Literal, name_of) -> str:
