@@ -156,15 +156,14 @@ class Fuser:
 
     # -- the driver ------------------------------------------------------------------------
     def run(self) -> list[Group]:
-        groups = []
+        groups = self.groups = []
         for e in reversed(self.nodes):
             if id(e) in self.group_of:
                 continue
             g = self._new_group(e, f"k{len(groups)}")
             groups.append(g)
             self._grow(g)
-        groups.reverse()
-        return groups
+        return groups[::-1]
 
     def _new_group(self, e, name) -> Group:
         fam = family(e)
@@ -245,7 +244,9 @@ class Fuser:
             if cf == "custom":
                 return False, "custom", "a user operator reads its operands from memory"
         mask = g.mask | self.bit[id(p)]
-        if (g.desc | self.desc[id(p)]) & (g.anc | self.anc[id(p)]) & ~mask:
+        desc = self._through_kernels(g.desc | self.desc[id(p)], "desc", g)
+        anc = self._through_kernels(g.anc | self.anc[id(p)], "anc", g)
+        if desc & anc & ~mask:
             return False, "cycle", "a path leaves the kernel and comes back through another"
         multi = bool(outside) or id(p.out) in self.outputs
         if multi:
@@ -261,6 +262,22 @@ class Fuser:
         if ok and multi:
             reason += "; also a kernel output (needed outside)"
         return ok, rule, reason
+
+    def _through_kernels(self, reach: int, way: str, g: Group) -> int:
+        """``reach`` (a mask of descendants or ancestors, ``way``) widened through the kernels
+        made so far: a kernel runs whole, so reaching one of its members reaches all of them
+        and what they reach (two kernels must not need each other through different
+        members)."""
+        changed = True
+        while changed:
+            changed = False
+            for h in self.groups:
+                if h is g or not reach & h.mask:
+                    continue
+                wider = reach | h.mask | getattr(h, way)
+                if wider != reach:
+                    reach, changed = wider, True
+        return reach
 
     def _fits(self, g: Group, p: Eqn, fam: str, inside) -> tuple[bool, str, str]:
         shape = p.out.type.shape
