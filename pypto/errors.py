@@ -87,6 +87,31 @@ class ExecutionError(PyptoError, RuntimeError):
     code = "PPT601"
 
 
+_EXECUTION_CLASSES: dict[type, type] = {}
+
+
+def execution_error(cause: BaseException, message: str, **kwargs) -> ExecutionError:
+    """An ExecutionError that is also an instance of ``cause``'s class (OverflowError,
+    ValueError, ZeroDivisionError, ...), so that ``except OverflowError`` catches what NumPy
+    would have raised. The classes are made once per cause class and live in this module (so
+    that they pickle)."""
+    cls = type(cause)
+    if isinstance(cause, PyptoError) or issubclass(ExecutionError, cls):
+        return ExecutionError(message, **kwargs)
+    made = _EXECUTION_CLASSES.get(cls)
+    if made is None:
+        name = f"Execution{cls.__name__}"
+        try:
+            made = type(name, (ExecutionError, cls), {"__module__": __name__})
+            made("probe")  # a class whose constructor takes other arguments cannot be used
+        except TypeError:
+            made = ExecutionError
+        else:
+            globals().setdefault(name, made)
+        _EXECUTION_CLASSES[cls] = made
+    return made(message, **kwargs)
+
+
 class InternalError(PyptoError, AssertionError):
     """A broken invariant inside PyPTO (a bug): verify() failures and rule/NumPy mismatches."""
 

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from .errors import ExecutionError, InternalError, PyptoError
+from .errors import ExecutionError, InternalError, PyptoError, execution_error
 from .ir import Graph, Literal
 from .registry import REGISTRY
 from .symbolic import Expr, as_symbol, evaluate
@@ -67,8 +67,8 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
         except PyptoError as e:
             raise e.with_context(f"running `{eqn.op}`", eqn.site) from None
         except Exception as e:  # NumPy's own errors: keep the message, add where it happened
-            raise ExecutionError(
-                f"running `{eqn.op}`: {type(e).__name__}: {e}", site=eqn.site
+            raise execution_error(
+                e, f"running `{eqn.op}`: {type(e).__name__}: {e}", site=eqn.site
             ) from e
         _check(eqn, result, env)
         if eqn.out.type.weak:  # Python arithmetic gives Python numbers

@@ -262,6 +262,8 @@ def _run_steps(steps, host, env, run_block):
 def _check(guards, env, where: str) -> None:
     for g in guards:
         if not g.holds(env):
+            if g.breach is not None:  # NumPy raises here too (an index past the end)
+                raise g.breach.exception([evaluate(d, env) for d in g.breach.dims])
             shown = ", ".join(f"{k} = {v}" for k, v in env.items() if k in str(g))
             raise ExecutionError(
                 f"{where} breaks an assumption PyPTO made when compiling it: {g} ({shown})",

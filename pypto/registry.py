@@ -70,6 +70,14 @@ class OpDef:
             return {**attrs, "weak": True}, TensorType(np.dtype(dtype), (), weak=True)
         return attrs, TensorType(np.dtype(dtype), tuple(shape))
 
+    def returns_array(self, params: dict) -> bool:
+        """Whether NumPy gives a rank-0 result of this op as a 0-d array (views, stores,
+        ``np.copy``, ``np.full``, ``np.where``) rather than a NumPy scalar (ufuncs,
+        reductions): ``extra["array_0d"]``, a bool or a function of the normalized attributes;
+        reorders by default."""
+        rule = self.extra.get("array_0d", self.kind == "reorder")
+        return rule(**params) if callable(rule) else bool(rule)
+
 
 class Registry:
     def __init__(self):

@@ -11,9 +11,9 @@ so a cached graph is reused only after its guards are checked (torch.compile's g
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .errors import AxisError, ShapeError
+from .errors import AxisError, ShapeError, execution_error
 from .symbolic import Dim, Expr, add, as_symbol, evaluate, free_symbols, is_nonneg, mul
 
 _NEGATE = {"==": "!=", "!=": "==", ">=": ">="}
@@ -26,6 +26,22 @@ def _normalize(expr: Dim, rel: str) -> Dim:
     return expr
 
 
+@dataclass(frozen=True, eq=False)
+class Breach:
+    """What NumPy raises where a guard fails at run time (an index past the end of an axis is
+    NumPy's IndexError): the exception class, a message with ``{}`` for each of ``dims``
+    (evaluated when it fails) and the user's site."""
+
+    error: type
+    message: str
+    dims: tuple = ()
+    site: object = None
+
+    def exception(self, values) -> BaseException:
+        text = self.message.format(*values)
+        return execution_error(self.error(text), text, site=self.site)
+
+
 @dataclass(frozen=True)
 class Guard:
     """``expr rel 0`` for rel in ``==``, ``!=``, ``>=``; ``lhs``/``rhs`` only for display."""
@@ -34,6 +50,7 @@ class Guard:
     rel: str
     lhs: Dim = field(default=None, compare=False)
     rhs: Dim = field(default=None, compare=False)
+    breach: Breach | None = field(default=None, compare=False)  # what NumPy raises if it fails
 
     def holds(self, env) -> bool:
         v = evaluate(self.expr, env)
@@ -71,6 +88,7 @@ class ShapeContext:
         self.facts: dict = {}  # (expr, rel) -> how many scopes assert it
         self.guards: list[Guard] = []
         self._seen: set = set()
+        self.breach: Breach | None = None  # set around a question whose guard NumPy checks
         self.assume(facts)
 
     def assume(self, facts) -> None:
@@ -149,6 +167,8 @@ class ShapeContext:
         return any(is_nonneg(add(e, mul(k, -1))) for k in known)
 
     def _record(self, g: Guard):
+        if self.breach is not None:
+            g = replace(g, breach=self.breach)
         if (g.expr, g.rel) not in self._seen:
             self._seen.add((g.expr, g.rel))
             self.guards.append(g)
@@ -158,6 +178,15 @@ class ShapeContext:
 
     def ge(self, a: Dim, b: Dim, assume: bool = True) -> bool:
         return self._decide(a, ">=", b, assume)
+
+    def checked(self, breach: Breach, question, *args) -> bool:
+        """``question(*args)`` (``self.ge``, ``self.eq``), its guard marked with what NumPy
+        raises should it fail at run time."""
+        saved, self.breach = self.breach, breach
+        try:
+            return question(*args)
+        finally:
+            self.breach = saved
 
     def value(self, d: Dim) -> int | None:
         """The concrete value of d when tracing with real inputs (for messages only)."""

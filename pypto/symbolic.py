@@ -97,17 +97,25 @@ class Expr:
 
     # -- arithmetic -----------------------------------------------------------------------------
     def __add__(self, other):
+        if not _is_dim(other):
+            return NotImplemented  # an array or a float: its own operator decides
         return add(self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return add(self, mul(other, -1))
 
     def __rsub__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return add(other, mul(self, -1))
 
     def __mul__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return mul(self, other)
 
     __rmul__ = __mul__
@@ -116,15 +124,23 @@ class Expr:
         return mul(self, -1)
 
     def __floordiv__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return floordiv(self, other)
 
     def __rfloordiv__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return floordiv(other, self)
 
     def __mod__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return mod(self, other)
 
     def __rmod__(self, other):
+        if not _is_dim(other):
+            return NotImplemented
         return mod(other, self)
 
     def __index__(self):
@@ -152,6 +168,10 @@ class Expr:
 def _mono_key(mono: tuple):
     # Constant term last; higher degree first; then atom order.
     return (mono == (), -len(mono), tuple(a.key for a in mono))
+
+
+def _is_dim(d) -> bool:
+    return isinstance(d, Expr) or (isinstance(d, int) and not isinstance(d, bool))
 
 
 def _terms(d: Dim) -> dict:

@@ -98,18 +98,24 @@ class FunctionEmitter:
         lines.append("")
         lines.append(f"def {self.p}_raise(k):")
         lines.append(f"    raise RuntimeError({self.p}_FAILS[k])")
-        guards = []
-        for g, where, var in self.namespace.get("_guards", []):
+        guards, breaches = [], []
+        for k, (g, where, var) in enumerate(self.namespace.get("_guards", [])):
             text = f"{where} breaks an assumption PyPTO made when compiling it: {g}"
             if var is None:
                 text = text.replace("{", "{{").replace("}", "}}")
             guards.append(repr(text))
+            if g.breach is not None:
+                breaches.append(f"{k}: ({g.breach.error.__name__}, {g.breach.message!r})")
         lines.append("")
         lines.append("")
         lines.append(f"{self.p}_GUARDS = [{', '.join(guards)}]")
+        lines.append(f"{self.p}_BREACHES = {{{', '.join(breaches)}}}  # what NumPy raises there")
         lines.append("")
         lines.append("")
-        lines.append(f"def {self.p}_guard_failed(k, value):")
+        lines.append(f"def {self.p}_guard_failed(k, value, dims=()):")
+        lines.append(f"    if k in {self.p}_BREACHES:")
+        lines.append(f"        error, message = {self.p}_BREACHES[k]")
+        lines.append("        raise error(message.format(*dims))")
         lines.append(f"    raise RuntimeError({self.p}_GUARDS[k].format(value))")
         lines.append("")
         lines.append("")
@@ -150,8 +156,11 @@ class FunctionEmitter:
             self.namespace.setdefault("_guards", []).append((g, where, var))
             index = len(self.namespace["_guards"]) - 1
             value = self.sym(var) if var else "None"
+            dims = ""
+            if g.breach is not None:  # the values its message names
+                dims = ", (" + "".join(f"{format_code(d, self.sym)}, " for d in g.breach.dims) + ")"
             self._add(depth, f"if not ({test}):")
-            self._add(depth + 1, f"{self.p}_guard_failed({index}, {value})")
+            self._add(depth + 1, f"{self.p}_guard_failed({index}, {value}{dims})")
 
     def _block(self, block: Block, depth):
         plan = self.plans[id(block)]
@@ -218,8 +227,10 @@ def compile_function(fn: Function, plans: dict):
         e = fails[k]
         raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
 
-    def _guard_failed(k, value):
+    def _guard_failed(k, value, dims=()):
         g, where, var = guards[k]
+        if g.breach is not None:  # NumPy raises here too (an index past the end)
+            raise g.breach.exception(dims)
         if var is not None:
             where = where.format(value)
         raise ExecutionError(

@@ -498,7 +498,11 @@ class GraphEmitter:
                 else:
                     self.out.add(f"{self.names[id(v)]} = _out({shape}, {dt}){back}")
             self._kernel(k)
-        self.out.add(return_code(g.outputs, self.names, self._literal, buffers))
+        made_by = {id(e.out): e for e in g.eqns}
+        scalars = {  # rank-0 results NumPy gives as scalars (not views, copies, stores)
+            i for i in buffers if not REGISTRY[made_by[i].op].returns_array(made_by[i].params)
+        }
+        self.out.add(return_code(g.outputs, self.names, self._literal, scalars))
         return "\n".join(head + self.prelude_lines + self.out.lines) + "\n"
 
     def _bind_symbols(self) -> set[str]:

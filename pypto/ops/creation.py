@@ -57,6 +57,7 @@ register(
                 + (f", dtype=np.{attrs['dtype'].name})" if attrs["dtype"] is not None else ")")
             ),
             "cuda_code": "(({T}){0})",  # the value, broadcast, in the result's type
+            "array_0d": True,  # np.full((), v) is a 0-d array
         },
     )
 )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import IndexingError, UnsupportedError
+from ..shapes import Breach
 from ..symbolic import Dim, Expr, evaluate, floordiv
 
 
@@ -126,11 +127,19 @@ def _integer(ctx, i: Dim, n: Dim, axis: int) -> Dim:
             f"index {i} is out of bounds for axis {axis} with size {ctx.show_dim(n)}"
         )
 
+    from ..api import current_site  # (the API imports the ops)
+
+    breach = Breach(
+        IndexError,
+        f"index {{}} is out of bounds for axis {axis} with size {{}}",
+        (i, n),
+        current_site(),
+    )
     if ctx.ge(i, 0):
-        if not ctx.ge(n, i + 1):
+        if not ctx.checked(breach, ctx.ge, n, i + 1):
             raise oob()
         return i
-    if not ctx.ge(n + i, 0):
+    if not ctx.checked(breach, ctx.ge, n + i, 0):
         raise oob()
     return n + i
 

@@ -244,6 +244,7 @@ register(
         extra={
             "numpy_code": lambda args, attrs, shape: f"np.where({', '.join(args)})",
             "cuda_code": CUDA_CODE["where"],
+            "array_0d": True,  # an array, 0-d too
         },
     )
 )
@@ -297,6 +298,7 @@ register(
         extra={
             "numpy_code": lambda args, attrs, shape: f"np.copy({args[0]})",
             "cuda_code": CUDA_CODE["copy"],
+            "array_0d": True,  # an array, 0-d too
         },
     )
 )

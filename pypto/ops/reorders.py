@@ -11,7 +11,7 @@ import numpy as np
 
 from ..api import apply, current_site
 from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
-from ..registry import OpDef, register
+from ..registry import REGISTRY, OpDef, register
 from ..shapes import fits, normalize_axes, normalize_axis, size_of
 from ..symbolic import Expr, floordiv
 from .indexing import SliceSpec, check_supported, getitem_shape, normalize_index
@@ -28,11 +28,22 @@ def _reorder(
     dtype_rule=same_dtype,
     aliases=(),
     layout=None,
+    write=None,
+    array_0d=None,
 ):
     """``layout``: the order of axes in memory of the result (passes/layout.py) from the
     equation and its operands' ``(order, zero)``, or "merge" (NumPy's iterator order, as maps);
-    none: C order (a reshape copies to C order)."""
+    none: C order (a reshape copies to C order).
+
+    ``write``: for a view NumPy lets one write through, ``write(base, new, **attrs)`` is the
+    base's value once ``new`` (the view's whole new value) is written through the view
+    ``op(base, **attrs)``; none: writes through it are refused."""
     api.__name__ = api.__qualname__ = name
+    extra = {"layout": layout} if layout is not None else {}
+    if write is not None:
+        extra["write"] = write
+    if array_0d is not None:
+        extra["array_0d"] = array_0d
     register(
         OpDef(
             name,
@@ -44,7 +55,7 @@ def _reorder(
             normalize=normalize,
             numpy=numpy,
             aliases=aliases,
-            extra={"layout": layout} if layout is not None else {},
+            extra=extra,
         )
     )
 
@@ -149,6 +160,7 @@ _reorder(
     (np.transpose,),
     aliases=("permute_dims",),
     layout=_transpose_layout,
+    write=lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
 )
 
 
@@ -187,7 +199,21 @@ _reorder(
     lambda ctx, s, shape: shape,
     _reshape_norm,
     (np.reshape,),
+    write=lambda base, new, shape: _reshape_write(base, new, shape),
 )
+
+
+def _reshape_write(base, new, shape):
+    """A reshape that only adds or drops size-1 axes is a view of every array; another one is
+    a view only of a contiguous array, which a compiled function cannot know of its argument."""
+    if [d for d in base.shape if d != 1] != [d for d in shape if d != 1]:
+        raise UnsupportedError(
+            "writing through a reshape that moves elements between axes",
+            hint="NumPy writes through it only when the array is contiguous; write into the "
+            "array itself with the matching index",
+            code="PPT105",
+        )
+    return reshape(new, base.shape)
 
 
 # -- expand_dims / squeeze ------------------------------------------------------------------------
@@ -211,6 +237,7 @@ _reorder(
     },
     (np.expand_dims,),
     layout=_expand_dims_layout,
+    write=lambda base, new, axis: reshape(new, base.shape),
 )
 
 
@@ -245,6 +272,7 @@ _reorder(
     _squeeze_norm,
     (np.squeeze,),
     layout=_squeeze_layout,
+    write=lambda base, new, axis: reshape(new, base.shape),
 )
 
 
@@ -293,6 +321,7 @@ _reorder(
     lambda ctx, t, axis: {"axis": normalize_axes(axis, t.rank)},
     (np.flip,),
     layout=same_layout,
+    write=lambda base, new, axis: flip(new, axis),
 )
 
 
@@ -318,6 +347,8 @@ _reorder(
     getitem_shape,
     lambda ctx, t, index: {"index": normalize_index(ctx, t.shape, index)},
     layout=_getitem_layout,
+    array_0d=lambda index: Ellipsis in index,  # x[0, ...] is a 0-d view, x[0] a scalar
+    write=lambda base, new, index: REGISTRY["store"].api(base, new, index),
 )
 
 

@@ -105,6 +105,10 @@ def is_host(v) -> bool:
     return not is_tensor(v)
 
 
+def _sequences(a, b) -> bool:
+    return isinstance(a, (tuple, list)) and type(a) is type(b)
+
+
 def is_size(v) -> bool:
     return isinstance(v, Expr) or (
         isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
@@ -310,6 +314,8 @@ class Expressions:
         return PYTHON_OP[op](a, b)
 
     def host_binop(self, op, a, b, node):
+        if op in ("lt", "le", "gt", "ge", "eq", "ne") and _sequences(a, b):
+            return self.compare_sequences(op, a, b, node)
         symbolic = self.symbolic_float(op, a, b)
         if symbolic is not None:
             return symbolic
@@ -329,6 +335,21 @@ class Expressions:
             return PYTHON_OP[op](a, b)
         except Exception as e:
             raise self.unsupported(node, f"{type(e).__name__}: {e}") from None
+
+    def compare_sequences(self, op, a, b, node):
+        """Python's comparison of two tuples (or two lists), element by element, with sizes
+        decided as ``decide`` does: ``x.shape == y.shape``, ``x.shape == (2, n)``."""
+        for u, v in zip(a, b):
+            same = self.host_binop("eq", u, v, node)
+            if not isinstance(same, (bool, np.bool_)):
+                raise self.unsupported(
+                    node, "a comparison of sequences whose items are known only at run time"
+                )
+            if not same:
+                if op in ("eq", "ne"):
+                    return op == "ne"
+                return self.host_binop(op, u, v, node)
+        return PYTHON_OP[op](len(a), len(b))
 
     def symbolic_float(self, op, a, b):
         """Sizes mixed with floats stay symbolic while linear: ``n + 1.0``, ``n / 2``."""

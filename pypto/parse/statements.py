@@ -24,7 +24,7 @@ from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
 from ..types import TensorType
 from .expressions import BINARY, is_host, is_size, is_tensor
-from .values import WRITABLE_VIEW_OPS, Ref, SymCond, Undefined, View, ViewRef
+from .values import Ref, SymCond, Undefined, View, ViewRef
 
 AUGMENTED = {
     cst.AddAssign: cst.Add,
@@ -169,25 +169,48 @@ class Statements:
                     hint="use np.where(mask, value, x)" if mask else "assign with basic indexing",
                     code="PPT105",
                 )
+        if isinstance(value, View):  # a view reads its base as it is now (a, b = b, a)
+            value = self.current(value)
         value = self.operand(value)
         region = REGISTRY["store"].api(base.tensor, value, index)
         self.write_through(base, region, node)
 
+    def current(self, view: View) -> api.Tensor:
+        """The view's value on its Ref's current value."""
+        t = self.read_ref(view.base)
+        for op in view.ops:
+            t = self.apply_view_op(op, t)
+        return t
+
     def write_through(self, view: View, new, node) -> None:
-        """Make ``new`` the value of ``view``: a write into the Ref it is a view of."""
-        ops = view.ops
-        if any(op.method or op.op not in WRITABLE_VIEW_OPS for op in ops):
-            raise self.unsupported(
-                node,
-                "writing through a transposed or reshaped view",
-                hint="write into the array itself with the matching index",
-                code="PPT105",
-            )
-        parents = [self.read_ref(view.base)]
-        for op in ops[:-1]:
-            parents.append(self.apply_view_op(op, parents[-1]))
-        for op, parent in zip(reversed(ops), reversed(parents)):
-            new = REGISTRY["store"].api(parent, new, op.args[0])
+        """Make ``new`` the value of ``view``: a write into the Ref it is a view of. The view
+        is rebuilt on the Ref's current value, then each of its equations, from the view back
+        to the Ref, says what its operand becomes (the ``write`` rule of its registry entry)."""
+        root = self.read_ref(view.base)
+        t = self.current(view)
+        made_by = {id(e.out): e for e in self.builder.eqns}
+        atom = t._atom
+        while atom is not root._atom:
+            e = made_by.get(id(atom))
+            rule = REGISTRY[e.op].extra.get("write") if e is not None else None
+            if rule is None:
+                if e is None:
+                    what = "this view"
+                elif e.op == "broadcast_to":
+                    what = "a broadcast view (read-only in NumPy)"
+                else:
+                    what = f"a view made by `{e.op}`"
+                raise self.unsupported(
+                    node,
+                    f"writing through {what}",
+                    hint="write into the array itself with the matching index",
+                    code="PPT105",
+                )
+            try:
+                new = rule(api.Tensor(None, e.inputs[0], self.builder), new, **e.params)
+            except UnsupportedError as err:
+                raise err.with_context(None, self.site) from None
+            atom = e.inputs[0]
         self.write_ref(view.base, new)
 
     def exec_AugAssign(self, node) -> None:
@@ -238,6 +261,8 @@ class Statements:
                 f"match the broadcast shape {self.ctx.show(new.shape)}",
                 site=self.site,
             )
+        if tuple(new.shape) != tuple(t.shape):  # equal sizes, spelled apart (x.0 and 3)
+            new = REGISTRY["broadcast_to"].api(new, tuple(t.shape))
         return new
 
     # -- if ---------------------------------------------------------------------------------------

@@ -29,9 +29,9 @@ VIEW_OPS = frozenset(
         "swapaxes",
         "reshape",
         "ravel",
+        "flip",
     }
 )
-WRITABLE_VIEW_OPS = frozenset({"getitem"})  # writes through other views are refused
 
 
 class Ref:

@@ -1,0 +1,300 @@
+"""Programs that once gave a wrong answer with no error, or failed inside PyPTO, each run next to
+NumPy: the same result types (NumPy scalar, Python number or 0-d array), dtypes, shapes and
+values, the same writes into the arguments, the same exception class where NumPy raises."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import pypto as ppto
+
+
+def same_as_numpy(fn, *args, rtol=1e-12):
+    """Run ``fn`` with NumPy and compiled, each on its own copy of ``args``; compare."""
+    mine, theirs = copy.deepcopy(args), copy.deepcopy(args)
+    try:
+        want = fn(*theirs)
+    except Exception as e:
+        with pytest.raises(type(e)) as raised:
+            ppto.compile(fn)(*mine)
+        assert isinstance(raised.value, ppto.PyptoError), raised.value
+        for a, b in zip(mine, theirs):  # the writes NumPy made before it raised
+            _same(a, b, rtol)
+        return raised.value
+    got = ppto.compile(fn)(*mine)
+    _same(got, want, rtol)
+    for a, b in zip(mine, theirs):  # every write into an argument
+        _same(a, b, rtol)
+    return got
+
+
+def _same(got, want, rtol):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            _same(g, w, rtol)
+        return
+    assert type(got) is type(want), f"{type(got).__name__} where NumPy gives {type(want)}"
+    if isinstance(want, (np.ndarray, np.generic)):
+        assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True)
+    else:
+        assert got == want or (got != got and want != want), (got, want)
+
+
+# -- reads before writes into an argument (kernels ran out of their memory plan's order) ------
+def read_then_write(x, y):
+    v = x * 2.0
+    x[1:] = -y
+    return v + 1.0
+
+
+def sum_then_write(x):
+    a = x * 2
+    x[0] = x.sum()
+    return a.sum()
+
+
+def copy_then_write(b):
+    c = np.copy(b)
+    b[:] = b.max()
+    return c + 0
+
+
+def test_a_read_before_a_write_does_not_see_the_write():
+    same_as_numpy(read_then_write, np.arange(4.0), np.array([1.5]))
+    same_as_numpy(sum_then_write, np.arange(4.0))
+    same_as_numpy(copy_then_write, np.arange(4.0))
+
+
+# -- two reductions of one value (a buffer reused before its last reader ran) -----------------
+def two_reductions(x, y):
+    v = np.sin(y)
+    return x + v.max(axis=1).min(), x + v.min()
+
+
+def product_and_mean_write(v0, x2):
+    a = np.sin(v0) @ v0
+    x2[1] = v0.mean(keepdims=True)
+    return a
+
+
+def cumsum_of_sum_and_products(x0, x1, x2):
+    v1 = x0.sum(axis=1)
+    return np.cumsum(np.sum(v1 * 2.0, keepdims=True)) + (v1 @ x1) @ x2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_reductions_of_one_value_stay_apart(dtype):
+    y = np.arange(20.0, dtype=dtype).reshape(4, 5)
+    same_as_numpy(two_reductions, np.zeros(3, dtype), y, rtol=1e-6)
+    same_as_numpy(
+        product_and_mean_write, np.arange(9.0, dtype=dtype).reshape(3, 3), np.zeros((3, 1), dtype)
+    )
+    rng = np.random.default_rng(0)
+    inputs = [rng.random(s).astype(dtype) for s in ((1, 2), (1, 16), (16, 3))]
+    same_as_numpy(cumsum_of_sum_and_products, *inputs, rtol=1e-5)
+
+
+def test_two_reductions_of_one_value_in_the_lazy_api():
+    x, y = ppto.tensor("x"), ppto.tensor("y")
+    v = ppto.sin(y)
+    xs, ys = np.zeros(3), np.arange(20.0).reshape(4, 5)
+    got = ppto.run([x + v.max(axis=1).min(), x + v.min()], x=xs, y=ys)
+    for g, w in zip(got, two_reductions(xs, ys)):
+        np.testing.assert_array_equal(g, w)
+
+
+# -- shape tuples compare as Python compares them -----------------------------------------------
+def same_shapes(x, y):
+    if x.shape == y.shape:
+        return x + y
+    return x - y
+
+
+def shape_is(x):
+    if x.shape == (2,):
+        return x + 1
+    if x.shape != (3,) and x.shape < (5,):
+        return x - 1
+    return x * 2
+
+
+def test_shape_comparisons():
+    same_as_numpy(same_shapes, np.ones(2), np.ones(2))
+    same_as_numpy(same_shapes, np.ones((2, 3)), np.ones(3))
+    for n in (2, 3, 4, 6):
+        same_as_numpy(shape_is, np.ones(n))
+
+
+# -- views that write through, and read what was written into their base ------------------------
+def write_through_flip(x, y):
+    v = np.flip(x, axis=0)
+    v -= y
+    return x
+
+
+def flip_sees_later_write(x):
+    v = np.flip(x, axis=0)
+    x[0] = 5.0
+    return v + 0
+
+
+def write_through_squeeze(x):
+    v = np.squeeze(x)
+    v -= v
+    return x
+
+
+def write_through_transpose(x):
+    x.T[0] = 1.0
+    v = np.swapaxes(x, 0, 1)
+    v[1, 1:] += 2.0
+    w = x[:, None, ::-1]
+    w[0] *= 3.0
+    return x
+
+
+def test_writes_through_views():
+    same_as_numpy(write_through_flip, np.arange(4.0), np.ones(4))
+    same_as_numpy(flip_sees_later_write, np.arange(4.0))
+    same_as_numpy(write_through_squeeze, np.arange(4.0).reshape(1, 4))
+    same_as_numpy(write_through_transpose, np.arange(12.0).reshape(3, 4))
+
+
+def swap_rows(a):
+    a[0], a[1] = a[1], a[0]  # views: both rows become the old row 1
+    return a
+
+
+def test_a_tuple_of_views_is_read_when_assigned():
+    same_as_numpy(swap_rows, np.arange(6.0).reshape(2, 3))
+
+
+def squeezed(x):
+    return np.squeeze(x)
+
+
+def whole(x):
+    return x[...]
+
+
+def scalar_and_view(x):
+    return np.squeeze(x), x[0], x[0, ...], x.reshape(()), x.sum()
+
+
+def test_views_of_rank_0_are_arrays_and_ufunc_results_scalars():
+    same_as_numpy(squeezed, np.ones(1))
+    same_as_numpy(whole, np.array(2.0))
+    same_as_numpy(scalar_and_view, np.ones(1, np.float32))
+
+
+# -- Python numbers and sizes on the left of array operators ------------------------------------
+def size_times(x):
+    n = x.shape[0]
+    return n * x, (n - 1) * x, x // n, 2 * x + n
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_sizes_on_the_left_of_array_operators(dtype):
+    same_as_numpy(size_times, np.arange(1, 4, dtype=dtype))
+
+
+# -- in-place operators whose value's sizes are spelled otherwise -------------------------------
+def add_ones(x):
+    x += np.ones(3)
+    return x
+
+
+def subtract_reversed(x1, x0):
+    x1 -= x0[2::-1]
+    return x1
+
+
+def empty_reversed_slice(x):
+    return np.tanh(x)[:5:-2]
+
+
+def shared_abs(x):
+    z = x - x
+    a = np.abs(x)
+    x *= z / np.abs(x)
+    return a - z[3]
+
+
+def broadcast_mix(x0, x1):
+    v0 = (x1 * 3)[0]
+    v2 = x1.max(axis=0)
+    v3 = (v0 - x1) * (v0 + v0)
+    return (v2 + x1) / (-v2 + x0 + v3)
+
+
+def test_programs_that_failed_inside_pypto():
+    same_as_numpy(add_ones, np.zeros(3))
+    same_as_numpy(subtract_reversed, np.zeros(3), np.arange(5.0))
+    same_as_numpy(empty_reversed_slice, np.ones((4, 4)))
+    same_as_numpy(shared_abs, np.arange(1.0, 5.0))
+    rng = np.random.default_rng(1)
+    same_as_numpy(broadcast_mix, rng.random((8, 1, 4)) + 1, rng.random((1, 4)) + 1)
+
+
+# -- NumPy's exception classes ------------------------------------------------------------------
+def add_300(x):
+    return x + 300
+
+
+def store_300(a):
+    a[0] = 300
+    return a
+
+
+def iadd_300(a):
+    a += 300
+    return a
+
+
+def add_huge(a):
+    return a + 2**70
+
+
+def maximum(a):
+    return a.max()
+
+
+def inverse(a):
+    return a**-1
+
+
+def store_nan(a):
+    a[0] = np.nan
+    return a
+
+
+def zeros(n):
+    return np.zeros(n) + 1
+
+
+def past_the_end(a):
+    for i in range(5):
+        a[i] = 1.0
+    return a
+
+
+@pytest.mark.parametrize(
+    "fn, arg, error",
+    [
+        (add_300, np.ones(3, np.int8), OverflowError),
+        (store_300, np.ones(3, np.int8), OverflowError),
+        (iadd_300, np.ones(3, np.int8), OverflowError),
+        (add_huge, np.ones(3, np.int64), OverflowError),
+        (maximum, np.ones(0), ValueError),
+        (inverse, np.ones(3, np.int64), ValueError),
+        (store_nan, np.ones(3, np.int64), ValueError),
+        (zeros, -1, ValueError),
+        (past_the_end, np.ones(3), IndexError),
+    ],
+)
+def test_numpy_exception_classes(fn, arg, error):
+    raised = same_as_numpy(fn, arg)
+    assert isinstance(raised, error) and isinstance(raised, ppto.ExecutionError)
