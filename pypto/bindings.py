@@ -51,6 +51,23 @@ def refuse_foreign(name: str, value, what: str = "input") -> None:
         raise BindingError(
             f"{what} {name!r} is an np.matrix", hint="pass np.asarray(m)", code="PPT406"
         )
+    if isinstance(value, np.ma.MaskedArray) or (
+        isinstance(value, np.ndarray) and _overrides_numpy(type(value))
+    ):
+        raise BindingError(
+            f"{what} {name!r} is a {type(value).__module__}.{type(value).__name__}, whose "
+            "operations are not NumPy's (a masked array's mask would be dropped)",
+            hint="pass np.asarray(x) (or x.filled(value) for a masked array) if that is meant",
+            code="PPT406",
+        )
+
+
+def _overrides_numpy(cls) -> bool:
+    """An ndarray subclass that changes what NumPy's functions and ufuncs do on it."""
+    return any(
+        getattr(cls, name, None) is not getattr(np.ndarray, name)
+        for name in ("__array_ufunc__", "__array_function__")
+    )
 
 
 def dtype_of(name: str, dtype, what: str = "input") -> np.dtype:

@@ -63,6 +63,10 @@ class IndexingError(PyptoError, IndexError):
     code = "PPT204"
 
 
+class SliceStepError(IndexingError, ValueError):
+    """A slice step of 0: NumPy's ValueError."""
+
+
 class DTypeError(PyptoError, TypeError):
     code = "PPT301"
 

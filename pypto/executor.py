@@ -15,6 +15,7 @@ import numpy as np
 
 from .errors import ExecutionError, InternalError, PyptoError, execution_error
 from .ir import Graph, Literal
+from .ops.pycode import PYTHON_CODE, python_value
 from .registry import REGISTRY
 from .symbolic import Expr, as_symbol, evaluate
 
@@ -62,19 +63,37 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
         for v in last.get(i, ()):  # free what nothing reads any more, as eager NumPy would
             del vals[v]
         attrs = {k: resolve(v, env) for k, v in eqn.attrs if k != "weak"}
+        weak = eqn.out.type.weak and eqn.op in PYTHON_CODE  # Python arithmetic, as Python does it
         try:
-            result = op.impl(*args, **attrs)
+            if weak:
+                result = python_value(eqn.op, args, eqn.out.type.dtype)
+            else:
+                result = op.impl(*args, **attrs)
         except PyptoError as e:
+            e.partial = _computed(graph, vals)
             raise e.with_context(f"running `{eqn.op}`", eqn.site) from None
         except Exception as e:  # NumPy's own errors: keep the message, add where it happened
-            raise execution_error(
+            error = execution_error(
                 e, f"running `{eqn.op}`: {type(e).__name__}: {e}", site=eqn.site
-            ) from e
-        _check(eqn, result, env)
-        if eqn.out.type.weak:  # Python arithmetic gives Python numbers
+            )
+            error.partial = _computed(graph, vals)
+            raise error from e
+        if not weak:  # (Python's result is converted to the equation's Python type)
+            _check(eqn, result, env)
+        if eqn.out.type.weak and not weak:  # Python arithmetic gives Python numbers
             result = result.item()
         vals[id(eqn.out)] = result
     return [get(a) for a in graph.outputs]
+
+
+def _computed(graph: Graph, vals: dict) -> dict[int, object]:
+    """Output index -> value, for the outputs computed before an error (NumPy has made those
+    writes into its arguments when it raises)."""
+    return {
+        i: vals[id(a)]
+        for i, a in enumerate(graph.outputs)
+        if not isinstance(a, Literal) and id(a) in vals
+    }
 
 
 _LAST_USES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

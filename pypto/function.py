@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ExecutionError, InternalError
+from .errors import ExecutionError, InternalError, PyptoError
 from .executor import execute, resolve
 from .printer import format_graph
 from .shapes import Guard, input_facts, make_guard
@@ -216,12 +216,20 @@ def run_function(fn: Function, args: dict, env: dict, run_block=None):
     the writebacks into argument arrays and returns the function's result. ``run_block(block,
     values, env)`` runs one block (default: its graph on the reference executor)."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
-    _run_steps(fn.body, host, dict(env), run_block or _reference)
-    for name, hv in fn.writebacks:
-        final, target = host[id(hv)], args[name]
-        if final is not target:
-            np.copyto(target, final, casting="unsafe")
+    try:
+        _run_steps(fn.body, host, dict(env), run_block or _reference)
+    except PyptoError:  # the writes made before the error are made, as NumPy makes them
+        _write_back(fn, host, args)
+        raise
+    _write_back(fn, host, args)
     return _result(fn.result, host, args, env)
+
+
+def _write_back(fn: Function, host: dict, args: dict) -> None:
+    for name, hv in fn.writebacks:
+        final, target = host.get(id(hv)), args[name]
+        if final is not None and final is not target:
+            np.copyto(target, final, casting="unsafe")
 
 
 def _reference(block, values, env):
@@ -239,7 +247,13 @@ def _run_steps(steps, host, env, run_block):
                     f"{', '.join(missing)} used before assignment (a loop that ran zero times "
                     "or a branch that did not assign it)"
                 ) from None
-            for h, v in zip(step.outputs, run_block(step, values, env)):
+            try:
+                results = run_block(step, values, env)
+            except PyptoError as e:  # what the block computed before the error
+                for i, v in getattr(e, "partial", {}).items():
+                    host[id(step.outputs[i])] = v
+                raise
+            for h, v in zip(step.outputs, results):
                 host[id(h)] = v
         elif isinstance(step, Fail):
             e = step.error

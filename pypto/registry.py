@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import RegistryError
+from .ops.pycode import python_dtype
 from .shapes import ShapeContext
 from .types import TensorType
 
@@ -64,7 +65,8 @@ class OpDef:
                 raise RegistryError(f"`{self.name}`: weak=True is for scalar map ops only")
         if self.normalize is not None:
             attrs = self.normalize(ctx, *types, **attrs)
-        dtype = self.dtype_rule(*(t.key for t in types), **attrs)
+        py = python_dtype(self.name, [t.key for t in types]) if weak else None
+        dtype = py if py is not None else self.dtype_rule(*(t.key for t in types), **attrs)
         shape = self.shape_rule(ctx, *(t.shape for t in types), **attrs)
         if weak:
             return {**attrs, "weak": True}, TensorType(np.dtype(dtype), (), weak=True)

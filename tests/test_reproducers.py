@@ -3,6 +3,7 @@ NumPy: the same result types (NumPy scalar, Python number or 0-d array), dtypes,
 values, the same writes into the arguments, the same exception class where NumPy raises."""
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -298,3 +299,110 @@ def past_the_end(a):
 def test_numpy_exception_classes(fn, arg, error):
     raised = same_as_numpy(fn, arg)
     assert isinstance(raised, error) and isinstance(raised, ppto.ExecutionError)
+
+
+# -- Python arithmetic on Python numbers is Python's ---------------------------------------------
+def divide_floats(x, a, b):
+    return x + a / b
+
+
+def floor_divide_floats(x, a, b):
+    return x + a // b
+
+
+def shift_int(x, n):
+    return x + (n << 40)
+
+
+def square_root(x, a):
+    return x + math.sqrt(a)
+
+
+def bools(x, a, b):
+    return x + ((a > 0) + (b > 0)), x * (a > 0)
+
+
+def test_python_numbers_follow_python():
+    same_as_numpy(divide_floats, np.ones(2), 1.0, 0.0)  # ZeroDivisionError
+    same_as_numpy(floor_divide_floats, np.ones(2), 1.0, 0.0)
+    same_as_numpy(divide_floats, np.ones(2), 3, 2)
+    same_as_numpy(shift_int, np.ones(2), 2**40)  # no wrap-around
+    same_as_numpy(square_root, np.ones(2), -1.0)  # math domain error: ValueError
+    same_as_numpy(square_root, np.ones(2, np.float32), 2.0)
+    same_as_numpy(bools, np.ones(2, np.float32), 1.0, -2.0)  # True + False is the int 1
+
+
+def zero_step(a):
+    return a[::0]
+
+
+def test_a_slice_step_of_zero_is_a_value_error():
+    raised = same_as_numpy(zero_step, np.ones(3))
+    assert isinstance(raised, ValueError) and isinstance(raised, ppto.IndexingError)
+
+
+def twice(x):
+    return x * 2
+
+
+def test_masked_arrays_are_refused_not_unmasked():
+    with pytest.raises(ppto.BindingError, match="MaskedArray"):
+        ppto.compile(twice)(np.ma.masked_array([1.0, 2.0], mask=[0, 1]))
+
+
+# -- each step at NumPy's precision ---------------------------------------------------------
+def attention_scaled_by_a_numpy_scalar(Q, K, V):
+    s = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # a float32 product, float64 after
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)) @ V
+
+
+def test_a_float32_product_scaled_by_a_float64_scalar_is_a_float32_product():
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 64, 16)).astype(np.float32) for _ in range(3))
+    got = same_as_numpy(attention_scaled_by_a_numpy_scalar, q, k, v, rtol=0)  # bit for bit
+    assert got.dtype == np.float64
+
+
+# -- the writes NumPy made before it raised -------------------------------------------------
+def write_then_overflow(a, b):
+    a += 1.0
+    b += 300
+    return a
+
+
+def loop_then_overflow(a, b):
+    for _ in range(3):
+        a += 1.0
+    b += 300
+    return a
+
+
+def write_then_empty_max(a, b):
+    a *= 2.0
+    return a + b.max()
+
+
+def loop_past_the_end(a, b, n):
+    a[0] = 7.0
+    for i in range(n):
+        b[i] = a[i] * 2 + b[i]
+    return b
+
+
+def test_writes_before_an_error_are_made():
+    same_as_numpy(write_then_overflow, np.zeros(4), np.ones(3, np.int8))
+    same_as_numpy(loop_then_overflow, np.zeros(4), np.ones(3, np.int8))
+    same_as_numpy(write_then_empty_max, np.ones(3), np.ones(0))
+    same_as_numpy(loop_past_the_end, np.zeros(3), np.ones(3), 5)
+
+
+def log_of_zero(x):
+    return np.log(x - x) + 1
+
+
+def test_floating_point_errors_under_errstate_raise():
+    for shape in ((3,), (300, 300)):  # one block, and many on the pool's threads
+        with np.errstate(all="raise"):
+            raised = same_as_numpy(log_of_zero, np.ones(shape))
+        assert isinstance(raised, FloatingPointError)

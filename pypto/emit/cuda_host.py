@@ -3,6 +3,7 @@ RawModule cache, buffer reuse, streams, constants, the attention kernel's launch
 modules include this text; ``_FA`` is cuda_attention.py's namespace."""
 
 HOST_PRELUDE = '''\
+import math
 import os
 
 import numpy as np

@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import InternalError, UnsupportedError
 from ..ir import Literal, Var
 from ..ops.indexing import SliceSpec
+from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
@@ -98,6 +99,8 @@ class CudaGraphEmitter:
 
     def _host_map(self, e) -> bool:
         op = REGISTRY[e.op]
+        if e.out.type.weak and e.op in PYTHON_CODE:  # Python arithmetic: on the host, in Python
+            return True
         return family(e) in ("map", "scalar") and not (op.extra.get("cuda_code") or op.cuda)
 
     def host_name(self, v, whole) -> str:
@@ -351,6 +354,8 @@ class CudaGraphEmitter:
         kernel, anything else through NumPy (copied to the device)."""
         args = [self._host_view(a, prod) for a in e.inputs]
         attrs = {k: v for k, v in e.attrs if k != "weak"}
+        if e.out.type.weak and e.op in PYTHON_CODE:
+            return python_code(e.op, args, e.out.type.dtype)
         if e.op in ("matmul", "dot"):
             return f"cp.{e.op}({', '.join(args)})"
         if e.op == "attention":
@@ -385,6 +390,8 @@ class CudaGraphEmitter:
             return self.names[id(v)]
         if family(e) == "scalar":  # a scalar feeding a product (a scale): on the host
             args = [self._host_view(a, prod) for a in e.inputs]
+            if e.out.type.weak and e.op in PYTHON_CODE:
+                return python_code(e.op, args, e.out.type.dtype)
             attrs = {k: v for k, v in e.attrs if k != "weak"}
             return self._impl_call(e, args, attrs)
         if family(e) != "index":

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import InternalError
 from ..ir import Literal, Var
 from ..ops.indexing import SliceSpec
+from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.chunk import follow
 from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
@@ -46,6 +47,7 @@ from ..symbolic import (
 PRELUDE = '''\
 import base64
 import contextvars
+import math
 import os
 import threading
 import weakref
@@ -360,11 +362,10 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=256):
             lead = len(a.shape) - keep
             return a[tuple(0 if a.shape[i] == 1 else index[len(batch) - lead + i]
                            for i in range(lead))] if lead > 0 else a
-        qb = pick(q, 2)[s:e]
-        if scale_op is not None:  # scaled on the (rows, d) block, not on the scores (one
-            op = np.multiply if scale_op == "multiply" else np.divide  # pass less; rounding
-            qb = op(qb, scale)  # differs from NumPy's order by an ulp or so)
-        sc = np.matmul(qb, pick(kt, 2))
+        sc = np.matmul(pick(q, 2)[s:e], pick(kt, 2))
+        if scale_op is not None:  # the scores scaled, in NumPy's order (same rounding)
+            op = np.multiply if scale_op == "multiply" else np.divide
+            sc = op(sc, scale, out=sc) if np.result_type(sc, scale) == sc.dtype else op(sc, scale)
         if mask is not None:
             m = pick(mask, min(mask.ndim, 2))
             m = m[s:e] if m.ndim == 2 and m.shape[0] != 1 else m
@@ -967,6 +968,8 @@ class GraphEmitter:
                 else self._literal(a)
                 for a in e.inputs
             ]
+            if e.out.type.weak and e.op in PYTHON_CODE:  # Python arithmetic, as Python does it
+                return python_code(e.op, args, e.out.type.dtype)
             code = self._map_code(e, op, args, attrs, region)
             return f"_py({code})" if e.out.type.weak else code
         if fam == "reduce":

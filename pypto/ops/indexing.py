@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import IndexingError, UnsupportedError
+from ..errors import IndexingError, SliceStepError, UnsupportedError
 from ..shapes import Breach
 from ..symbolic import Dim, Expr, evaluate, floordiv
 
@@ -160,7 +160,7 @@ def _slice(ctx, s: slice, n: Dim) -> SliceSpec:
     if not isinstance(step, int):
         raise UnsupportedError("a slice step must be a constant integer")
     if step == 0:
-        raise IndexingError("slice step cannot be zero")
+        raise SliceStepError("slice step cannot be zero")
     if step > 0:
         start = 0 if s.start is None else _bound(ctx, s.start, n, 0, n)
         stop = n if s.stop is None else _bound(ctx, s.stop, n, 0, n)

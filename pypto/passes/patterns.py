@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import PyptoError
 from ..ir import Eqn, Graph, Literal, Var, freeze_attrs
 from ..registry import REGISTRY
@@ -135,6 +137,12 @@ def _attention_replacement(scale_op, masked):
             steps.append(("transpose", (kt,), {"perm": tuple(range(n - 2)) + (n - 1, n - 2)}))
             k = "previous"
         operands = [caps["q"], k, caps["v"]]
+        # each step at the precision NumPy computes it in: a float32 product scaled by a
+        # float64 scalar is a float32 product, then float64 (the fused op has one precision)
+        key = caps.get("k", caps.get("kt"))
+        scores = np.result_type(caps["q"].type.dtype, key.type.dtype)
+        if scores != root.out.type.dtype:
+            return None
         if scale_op is not None:
             if caps["scale"].type.rank:
                 return None

@@ -69,8 +69,10 @@ def test_transpiled_modules_run_their_cuda_path_on_gpu_arrays(tools, module, tmp
             with np.errstate(all="ignore"):
                 want = fn(*copy.deepcopy(args))
                 got = getattr(generated, fn.__name__)(*device)
-            assert cp.launches, fn.__name__
             want = want if isinstance(want, tuple) else (want,)
+            # kernels ran, unless the function computes Python numbers only (on the host)
+            computes_arrays = any(isinstance(w, (np.ndarray, np.generic)) for w in want)
+            assert cp.launches or not computes_arrays, fn.__name__
             got = got if isinstance(got, tuple) else (got,)
             rtol = 1e-4 if dtype == np.float32 else 1e-9
             for g, w in zip(got, want):

@@ -80,6 +80,7 @@ def test_generated_source_is_deterministic_and_imports_numpy_only(big_blocks):
         "base64",
         "contextvars",
         "ctypes",
+        "math",
         "os",
         "threading",
         "weakref",

@@ -217,6 +217,9 @@ class Case:
     kt: bool = False
     attention: bool = True  # the pattern: rewritten into one attention kernel
     numpy: object = None  # the NumPy version, where fn calls ppto itself
+    # NumPy widens float32 scores after the product (a float64 scale or mask): the steps run
+    # at two precisions, which one fused op cannot, so float32 inputs are not rewritten
+    widens: bool = False
 
     @property
     def name(self):
@@ -232,7 +235,7 @@ PATTERN = [
     Case(mask_plus_scores, (2, 3, 4), ("mask",)),
     Case(k_given_transposed, (2, 3, 4), kt=True),
     Case(ppto_softmax, (2, 3, 4), ("mask", "scale"), numpy=ppto_softmax_numpy),
-    Case(in_place_steps, (3,)),
+    Case(in_place_steps, (3,), widens=True),
     Case(decorated, (2, 3, 4), numpy=decorated.__wrapped__),
 ]
 NOT_PATTERN = [
@@ -308,7 +311,7 @@ def test_spelling(case, data):
     compare(quiet(compiled, *x.args), want, dtype)
     explanation = ppto.explain(compiled, *x.args)
     found = attention_kernels(explanation)
-    if case.attention:
+    if case.attention and not (case.widens and np.dtype(dtype) == np.float32):
         assert len(found) == 1, described(explanation)
         assert_no_score_buffer(explanation, x.scores, dtype, want)
     else:
@@ -350,12 +353,16 @@ def constant_causal_mask(Q, K, V):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_a_constant_mask_is_the_pattern_too(dtype):
     """A mask the function reads from a global (a causal mask built once) broadcasts to the
-    scores as a mask argument does, so it is rewritten as well."""
+    scores as a mask argument does, so it is rewritten as well (for float64: the float64 mask
+    widens float32 scores after the product, which then stays a float32 product)."""
     rng = np.random.default_rng(1)
     q, k, v = (rng.uniform(-2, 2, s).astype(dtype) for s in ((2, 4, 3), (2, 6, 3), (2, 6, 5)))
     want = constant_causal_mask(q, k, v)
     compare(ppto.compile(constant_causal_mask)(q, k, v), want, np.dtype(dtype))
     explanation = ppto.explain(constant_causal_mask, q, k, v)
+    if np.dtype(dtype) == np.float32:
+        assert attention_kernels(explanation) == [], described(explanation)
+        return
     assert len(attention_kernels(explanation)) == 1, described(explanation)
     assert_no_score_buffer(explanation, (2, 4, 6), np.dtype(dtype), want)
 
