@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import python_scalar_type, to_dtype, weak_dtype
-from .errors import PyptoError
+from .dtypes import python_scalar_type, to_dtype, ufunc_loop, weak_dtype
+from .errors import PyptoError, execution_error
 from .ir import Atom, Eqn, Graph, Literal, Var, freeze_attrs
 from .registry import OpDef
 from .shapes import ShapeContext
@@ -72,6 +72,7 @@ class GraphBuilder:
             operands = ", ".join(self.describe(a) for a in inputs)
             prefix = f"`{op.name}` of {operands}" if operands else f"`{op.name}`"
             raise e.with_context(prefix, self.site) from None
+        _python_ints_fit(op, inputs, self.site)
         out = Var(out_type)
         self.eqns.append(Eqn(op.name, tuple(inputs), freeze_attrs(norm), out, self.site))
         args = ", ".join(self.label(a) for a in inputs)
@@ -87,3 +88,26 @@ class GraphBuilder:
             tuple(outputs),
             tuple(self.ctx.guards),
         )
+
+
+_COMPARISONS = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal}
+
+
+def _python_ints_fit(op: OpDef, inputs, site) -> None:
+    """A Python int an integer ufunc loop (or a store) cannot hold is NumPy's OverflowError
+    (``int8_array + 300``), whatever the array's values, even for an empty array; NumPy's
+    comparisons take any Python int."""
+    if op.ufunc is not None and op.ufunc not in _COMPARISONS:
+        loop = ufunc_loop(op.ufunc, [a.type.key for a in inputs])[: op.ufunc.nin]
+    elif op.name == "store":
+        loop = (None, inputs[0].type.dtype)
+    else:
+        return
+    for a, dt in zip(inputs, loop):
+        if not (isinstance(a, Literal) and a.type.weak and type(a.value) is int):
+            continue
+        if dt is not None and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= a.value <= info.max:
+                text = f"Python integer {a.value} out of bounds for {dt}"
+                raise execution_error(OverflowError(text), text, site=site)

@@ -101,12 +101,17 @@ def result_type(*keys) -> np.dtype:
     return np.result_type(*args)
 
 
+def ufunc_loop(ufunc: np.ufunc, keys) -> tuple:
+    """The loop NumPy runs for operand descriptors: its operand and result dtypes. A Python
+    bool (``x * (a > 0)``) is NumPy's bool, the lowest kind (any other dtype wins)."""
+    keys = tuple(np.dtype(bool) if k is bool else k for k in keys)
+    return ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+
+
 def ufunc_out_dtype(ufunc: np.ufunc, keys, name: str) -> np.dtype:
     """Output dtype of ``ufunc`` for operand descriptors, as NumPy's loop resolution decides."""
-    # a Python bool (``x * (a > 0)``) is NumPy's bool: the lowest kind, any other dtype wins
-    keys = tuple(np.dtype(bool) if k is bool else k for k in keys)
     try:
-        resolved = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+        resolved = ufunc_loop(ufunc, keys)
     except Exception as e:  # NumPy raises TypeError subclasses (no loop, bool negative, ...)
         shown = ", ".join(
             k.__name__ + " (Python scalar)" if isinstance(k, type) else str(k) for k in keys

@@ -12,6 +12,8 @@ import functools
 import os
 import types
 
+import numpy as np
+
 from .source import Site, is_internal
 
 
@@ -26,7 +28,7 @@ class PyptoError(Exception):
         site: Site | None = None,
         code: str | None = None,
     ):
-        super().__init__(message)
+        Exception.__init__(self, message)  # (not a NumPy base's constructor: AxisError's)
         self.message = message
         self.hint = hint
         self.site = site
@@ -55,7 +57,9 @@ class ShapeError(PyptoError, ValueError):
     code = "PPT201"
 
 
-class AxisError(ShapeError, IndexError):
+class AxisError(ShapeError, np.exceptions.AxisError):
+    """Also NumPy's AxisError (a ValueError and an IndexError)."""
+
     code = "PPT202"
 
 
@@ -91,28 +95,29 @@ class ExecutionError(PyptoError, RuntimeError):
     code = "PPT601"
 
 
-_EXECUTION_CLASSES: dict[type, type] = {}
+_NUMPY_CLASSES: dict[tuple, type] = {}
 
 
-def execution_error(cause: BaseException, message: str, **kwargs) -> ExecutionError:
-    """An ExecutionError that is also an instance of ``cause``'s class (OverflowError,
-    ValueError, ZeroDivisionError, ...), so that ``except OverflowError`` catches what NumPy
-    would have raised. The classes are made once per cause class and live in this module (so
-    that they pickle)."""
+def execution_error(cause: BaseException, message: str, base=None, **kwargs) -> PyptoError:
+    """A PyptoError (``base``: ExecutionError) that is also an instance of ``cause``'s class
+    (OverflowError, ValueError, ZeroDivisionError, NumPy's UFuncTypeError, ...), so that
+    ``except OverflowError`` catches what NumPy would have raised. The classes are made once
+    per pair and live in this module (so that they pickle)."""
+    base = base or ExecutionError
     cls = type(cause)
-    if isinstance(cause, PyptoError) or issubclass(ExecutionError, cls):
-        return ExecutionError(message, **kwargs)
-    made = _EXECUTION_CLASSES.get(cls)
+    if isinstance(cause, PyptoError) or issubclass(base, cls):
+        return base(message, **kwargs)
+    made = _NUMPY_CLASSES.get((base, cls))
     if made is None:
-        name = f"Execution{cls.__name__}"
+        name = f"{base.__name__.removesuffix('Error')}{cls.__name__.lstrip('_')}"
         try:
-            made = type(name, (ExecutionError, cls), {"__module__": __name__})
+            made = type(name, (base, cls), {"__module__": __name__})
             made("probe")  # a class whose constructor takes other arguments cannot be used
         except TypeError:
-            made = ExecutionError
+            made = base
         else:
             globals().setdefault(name, made)
-        _EXECUTION_CLASSES[cls] = made
+        _NUMPY_CLASSES[(base, cls)] = made
     return made(message, **kwargs)
 
 

@@ -304,8 +304,9 @@ def test_registering_an_operator_invalidates_cached_graphs():
 def test_errors_at_run_time_name_the_op_and_line():
     x = ppto.tensor("x")
     chain = x.max(axis=0)
-    with pytest.raises(ppto.ExecutionError, match="running `max`: ValueError: zero-size") as e:
+    # an empty axis has no maximum: NumPy's ValueError, known from the sizes
+    with pytest.raises(ValueError, match="`max` of x: .* zero-size array") as e:
         chain.run(x=np.ones((0, 3)))
-    assert "chain = x.max(axis=0)" in str(e.value)
+    assert isinstance(e.value, ppto.ExecutionError) and "chain = x.max(axis=0)" in str(e.value)
     with pytest.raises(ppto.ExecutionError, match="negative integer powers"):
         (x ** ppto.tensor("p")).run(x=np.arange(3), p=np.array([-1, 1, 2]))

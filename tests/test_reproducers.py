@@ -406,3 +406,78 @@ def test_floating_point_errors_under_errstate_raise():
         with np.errstate(all="raise"):
             raised = same_as_numpy(log_of_zero, np.ones(shape))
         assert isinstance(raised, FloatingPointError)
+
+
+# -- found by the fuzzer (tests/fuzz) -------------------------------------------------------
+def squeeze_to_0d_in_place(x0):
+    v = np.squeeze(x0)
+    v *= 0.5
+    return x0, v
+
+
+def element_minus_a_float(x1):
+    x1[0] -= 1.5  # a NumPy scalar's operator, then a store that casts
+    return x1
+
+
+def divide_in_place_0d(x1):
+    x1 /= 2  # NumPy's UFuncTypeError (a TypeError)
+
+
+def bad_axis(x0):
+    return x0.sum(axis=2)
+
+
+def unused_error(x1):
+    e6 = x1[:0].max()  # noqa: F841 (NumPy raises here although nothing reads it)
+    return x1 + 1
+
+
+def compile_time_python_error(x):
+    x[0] = 5.0
+    e7 = 1.5 / 0.0  # noqa: F841
+    return x
+
+
+def negated_symbolic_float(x0, s0):
+    t = -(s0 / 3)
+    return x0 + t
+
+
+def numpy_scalars_stay_strong(x0, s0):
+    t1 = np.float64(2.0)
+    return t1 + s0, np.minimum(x0, x0.shape[-1] - np.float64(1.5)), ~(np.float32(0.5) < s0)
+
+
+def zero_d_creations(x):
+    return np.zeros_like(0), np.full((), 2.0), np.zeros(()), np.copy(x[0])
+
+
+def empty_slices_of_stepped_slices(x0, y0):
+    return x0[::2][:0], (y0 * 0.25)[:, 1:, ::3][:, :, :0]
+
+
+def input_named_like_a_size(x0):
+    x0 = x0 / 0.5  # the block input x0_1 and the size x0.1
+    for _ in range(2):
+        pass
+    return x0 + 1.0
+
+
+def overflow_of_an_empty_array(x0):
+    return x0.astype(np.int8) + 300
+
+
+def test_programs_the_fuzzer_found():
+    same_as_numpy(squeeze_to_0d_in_place, np.array([[[1.622]]]))
+    same_as_numpy(element_minus_a_float, np.array([-1, 3], np.int64))
+    assert isinstance(same_as_numpy(divide_in_place_0d, np.array(-1, np.int32)), TypeError)
+    assert isinstance(same_as_numpy(bad_axis, np.ones((1, 1))), np.exceptions.AxisError)
+    same_as_numpy(unused_error, np.ones(3))
+    same_as_numpy(compile_time_python_error, np.zeros(2))  # x[0] is written, then it raises
+    same_as_numpy(negated_symbolic_float, np.ones(2), 1)
+    same_as_numpy(numpy_scalars_stay_strong, np.ones((1, 2), np.float32), 1)
+    same_as_numpy(zero_d_creations, np.ones(2))
+    same_as_numpy(empty_slices_of_stepped_slices, np.arange(4.0), np.ones((1, 1, 1), np.float32))
+    same_as_numpy(input_named_like_a_size, np.ones((2, 3, 2))[:, ::2])
+    same_as_numpy(overflow_of_an_empty_array, np.ones((3, 0, 3)))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..dtypes import ufunc_loop
 from ..errors import InternalError
 from ..ir import Literal, Var
 from ..ops.indexing import SliceSpec
@@ -210,7 +211,7 @@ class KernelWriter:
         name = self.dims.get(v)
         if name is None:
             name = self.dims[v] = f"f{len(self.dims)}"
-            self.params.append((f"double {name}", f"float({symfloat_code(v, self.ge.sym)})"))
+            self.params.append((f"double {name}", f"np.float64({symfloat_code(v, self.ge.sym)})"))
         return name
 
     def offset(self, strides, idx) -> str:
@@ -265,8 +266,7 @@ class KernelWriter:
             raise InternalError(f"`{e.op}` has no CUDA code")
         out_dt = e.out.type.dtype
         if op.ufunc is not None:
-            keys = tuple(a.type.key for a in e.inputs) + (None,) * op.ufunc.nout
-            loop = op.ufunc.resolve_dtypes(keys)
+            loop = ufunc_loop(op.ufunc, [a.type.key for a in e.inputs])
             types, result = loop[: op.ufunc.nin], loop[op.ufunc.nin]
         elif e.op == "where":
             types, result = (np.dtype(bool), out_dt, out_dt), out_dt

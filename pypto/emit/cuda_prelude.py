@@ -96,6 +96,8 @@ template <typename T> __device__ __forceinline__ T ppto_abs(T x) { return x < 0 
 __device__ __forceinline__ float ppto_abs(float x) { return fabsf(x); }
 __device__ __forceinline__ double ppto_abs(double x) { return fabs(x); }
 template <typename T> __device__ __forceinline__ T ppto_reciprocal(T x) { return (T)1 / x; }
+template <typename T> __device__ __forceinline__ T ppto_invert(T x) { return (T)(~x); }
+__device__ __forceinline__ bool ppto_invert(bool x) { return !x; }  // NumPy: ~ of bool is not
 template <typename T> __device__ __forceinline__ T ppto_ipow(T base, T exp) {
     // non-negative exponents (NumPy refuses negative ones before the launch)
     T result = 1;

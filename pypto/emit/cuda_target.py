@@ -43,7 +43,15 @@ from ..symbolic import Expr, SymFloat, as_symbol, format_code
 from .cuda_host import HOST_PRELUDE
 from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
 from .cuda_prelude import PRELUDE, compute_type
-from .numpy_target import _ident, _pyrepr, const_code, literal_code, return_code, symfloat_code
+from .numpy_target import (
+    _ident,
+    _pyrepr,
+    const_code,
+    literal_code,
+    return_code,
+    symfloat_code,
+    value_idents,
+)
 
 
 class CudaGraphEmitter:
@@ -53,9 +61,7 @@ class CudaGraphEmitter:
         self.plan = plan
         self.name = name
         self.graph = plan.graph
-        self.names = {k: "v_" + _ident(v) for k, v in plan.names.items()}
-        for v in self.graph.inputs:
-            self.names[id(v)] = _ident(v.name)
+        self.names = value_idents(plan)
         self.buffers = {id(b.value): b for b in plan.buffers}
         self.host_values: dict[int, str] = {}  # values the host computed whole this kernel
         self.consts: dict[str, np.ndarray] = {}

@@ -79,11 +79,9 @@ class FunctionEmitter:
                 out.append(f"    {self.host(p.host)} = {p.name}")
         self._steps(fn.body, 1)
         out += self.lines
-        for name, hv in fn.writebacks:
-            h = self.host(hv)
-            out.append(f"    if {h} is not {name}:")
-            xp = "cp" if self.cuda else "np"
-            out.append(f"        {xp}.copyto({name}, {h}, casting='unsafe')")
+        self.lines = []
+        self._writebacks(1)
+        out += self.lines
         out.append(f"    return {self._result(fn.result)}")
         return "\n\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
 
@@ -123,6 +121,15 @@ class FunctionEmitter:
         lines.append(f"{self.p}_results = [{', '.join(results)}]  # others: set by the loader")
         return "\n".join(lines)
 
+    def _writebacks(self, depth: int):
+        """The arguments the function writes get their values (at its end, or before an error
+        its body ends in: NumPy made those writes before it raised)."""
+        xp = "cp" if self.cuda else "np"
+        for name, hv in self.fn.writebacks:
+            h = self.host(hv)
+            self._add(depth, f"if {h} is not {name}:")
+            self._add(depth + 1, f"{xp}.copyto({name}, {h}, casting='unsafe')")
+
     def _add(self, depth: int, text: str):
         self.lines.append("    " * depth + text)
 
@@ -134,6 +141,8 @@ class FunctionEmitter:
                 self._block(step, depth)
             elif isinstance(step, Fail):
                 self.fails.append(step.error)
+                if depth == 1 and step is self.fn.body[-1]:  # the end of the function's body
+                    self._writebacks(depth)
                 self._add(depth, f"{self.p}_raise({len(self.fails) - 1})")
             elif isinstance(step, Loop):
                 rng = ", ".join(format_code(d, self.sym) for d in (step.start, step.stop))

@@ -402,6 +402,20 @@ def _ident(name: str) -> str:
     return name.replace(".", "_")
 
 
+def value_idents(plan: GraphPlan) -> dict[int, str]:
+    """id(value) -> its name in generated code, for both targets: ``v_`` + its printed name;
+    an input its own name, unless a size symbol is spelled so (an input ``x0_1`` beside the
+    size ``x0.1``)."""
+    names = {k: "v_" + _ident(v) for k, v in plan.names.items()}
+    symbols = {_ident(s) for v in plan.graph.inputs for d in v.type.shape for s in free_symbols(d)}
+    for v in plan.graph.inputs:
+        name = _ident(v.name)
+        while name in symbols:
+            name += "_in"
+        names[id(v)] = name
+    return names
+
+
 class Lines:
     def __init__(self):
         self.lines: list[str] = []
@@ -420,9 +434,7 @@ class GraphEmitter:
         # the module-level dicts the function reads constants and user operators from
         self.consts_name, self.impl_name = f"_consts{name}", f"_impl{name}"
         self.graph = plan.graph
-        self.names = {k: "v_" + _ident(v) for k, v in plan.names.items()}
-        for v in self.graph.inputs:
-            self.names[id(v)] = _ident(v.name)
+        self.names = value_idents(plan)
         self.prod = {id(e.out): e for e in self.graph.eqns}
         self.out = Lines()
         self.counter = 0
@@ -1191,10 +1203,12 @@ class GraphEmitter:
             elif isinstance(item, SliceSpec):
                 lo, hi = region[j]
                 step = item.step
-                if step > 0:
-                    ar.append((item.start + step * lo, item.start + step * (hi - 1) + 1))
+                if step > 0:  # (an empty region stays empty: lo == hi, not hi < lo)
+                    first = item.start + step * lo
+                    ar.append((first, smax(item.start + step * (hi - 1) + 1, first)))
                 else:
-                    ar.append((item.start + step * (hi - 1), item.start + step * lo + 1))
+                    end = item.start + step * lo + 1
+                    ar.append((smin(item.start + step * (hi - 1), end), end))
                 post.append(":" if step == 1 else f"::{step}")
                 j += 1
             else:

@@ -126,7 +126,7 @@ CUDA_CODE = {
     "isfinite": "isfinite({0})",
     "signbit": "signbit({0})",
     "logical_not": "(!{0})",
-    "invert": "({T})(~{0})",
+    "invert": "ppto_invert(({T}){0})",
     "add": "({0} + {1})",
     "subtract": "({0} - {1})",
     "multiply": "({0} * {1})",

@@ -10,10 +10,11 @@ import functools
 
 import numpy as np
 
-from ..api import apply, no_out
+from ..api import apply, current_site, no_out
 from ..dtypes import to_dtype
+from ..errors import execution_error
 from ..registry import OpDef, register
-from ..shapes import normalize_axes
+from ..shapes import Breach, normalize_axes
 from .rules import accumulate_dtype, as_dtype
 
 
@@ -23,8 +24,14 @@ def _reduced_shape(ctx, shape, axis, keepdims, **attrs):
     return tuple(d for i, d in enumerate(shape) if i not in axis)
 
 
-def _normalize(ctx, t, axis=None, keepdims=False, scalar_compat=True, **attrs):
+def _normalize(ctx, t, axis=None, keepdims=False, scalar_compat=True, identity=None, **attrs):
     out = {"axis": normalize_axes(axis, t.rank, scalar_compat), "keepdims": bool(keepdims)}
+    if identity is not None:  # max, min: NumPy raises for an empty axis (whatever else is)
+        text = f"zero-size array to reduction operation {identity} which has no identity"
+        breach = Breach(ValueError, text, site=current_site())
+        for a in out["axis"]:
+            if not ctx.checked(breach, ctx.ge, t.shape[a], 1):
+                raise execution_error(ValueError(text), text)
     if "dtype" in attrs:
         dt = attrs["dtype"]
         out["dtype"] = None if dt is None else to_dtype(dt, "dtype")
@@ -36,6 +43,9 @@ def _mean_dtype(key, dtype=None, **attrs):
         return dtype
     dt = as_dtype(key)
     return np.dtype(np.float64) if dt.kind in "biu" else dt
+
+
+NO_IDENTITY = {"max": "maximum", "min": "minimum"}  # NumPy's name in its error
 
 
 def _reduction(name, numpy_fns, dtype_rule, aliases, with_dtype: bool, doc: str):
@@ -63,7 +73,9 @@ def _reduction(name, numpy_fns, dtype_rule, aliases, with_dtype: bool, doc: str)
             shape_rule=_reduced_shape,
             dtype_rule=dtype_rule,
             # NumPy's ufunc reductions take axis 0 / -1 on a 0-d array; np.mean does not
-            normalize=functools.partial(_normalize, scalar_compat=name != "mean"),
+            normalize=functools.partial(
+                _normalize, scalar_compat=name != "mean", identity=NO_IDENTITY.get(name)
+            ),
             numpy=tuple(numpy_fns),
             aliases=aliases,
         )

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import api
 from ..dtypes import weak_dtype
+from ..errors import execution_error
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, is_nonneg, smax, smin
 from .source import helper_source
@@ -255,8 +256,10 @@ class Calls:
         if all(self.is_host(a) and not isinstance(a, (Expr, SymFloat)) for a in args):
             try:
                 return func(*args)
-            except (ValueError, OverflowError, TypeError) as e:
-                raise self.unsupported(node, f"math.{func.__name__}: {e}") from None
+            except (ValueError, OverflowError, TypeError) as e:  # raised when it runs
+                raise execution_error(
+                    e, f"math.{func.__name__}: {type(e).__name__}: {e}", site=self.site
+                ) from None
         operands = []
         for a in args:
             t = self.as_tensor(a)

@@ -21,7 +21,7 @@ import libcst as cst
 import numpy as np
 
 from .. import api
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, execution_error
 from ..registry import REGISTRY
 from ..shapes import make_guard, size_of
 from ..symbolic import Expr, SymFloat, smax
@@ -149,7 +149,9 @@ class Expressions:
         if isinstance(v, (View, api.Tensor)):
             t = v.tensor if isinstance(v, View) else v
             return t._atom.type.weak
-        return isinstance(v, (bool, int, float, complex, Expr, SymFloat))
+        # (np.float64 is a float subclass, but a NumPy scalar: strong)
+        numbers = (bool, int, float, complex, Expr, SymFloat)
+        return isinstance(v, numbers) and not isinstance(v, np.generic)
 
     # -- leaves -----------------------------------------------------------------------------------
     def eval_Name(self, node):
@@ -320,6 +322,9 @@ class Expressions:
         if symbolic is not None:
             return symbolic
         if isinstance(a, (Expr, SymFloat)) or isinstance(b, (Expr, SymFloat)):
+            if isinstance(a, np.generic) or isinstance(b, np.generic):  # NumPy's, strong
+                self.ensure_block()
+                return api.apply(OP_NAME[op], (self.tensor(a), self.tensor(b)))
             if op in ("lt", "le", "gt", "ge", "eq", "ne") and is_size(a) and is_size(b):
                 return self.decide(op, a, b)
             if op in ("add", "sub", "mul", "floordiv", "mod") and is_size(a) and is_size(b):
@@ -333,8 +338,8 @@ class Expressions:
             return api.apply(OP_NAME[op], (a, b), {"weak": True})
         try:
             return PYTHON_OP[op](a, b)
-        except Exception as e:
-            raise self.unsupported(node, f"{type(e).__name__}: {e}") from None
+        except Exception as e:  # Python raises it when the statement runs
+            raise execution_error(e, f"{type(e).__name__}: {e}", site=self.site) from None
 
     def compare_sequences(self, op, a, b, node):
         """Python's comparison of two tuples (or two lists), element by element, with sizes
@@ -356,6 +361,8 @@ class Expressions:
         floats = (float, SymFloat)
         if not (isinstance(a, (Expr, SymFloat)) or isinstance(b, (Expr, SymFloat))):
             return None
+        if isinstance(a, np.generic) or isinstance(b, np.generic):
+            return None  # a NumPy scalar: NumPy's arithmetic
         if op in ("add", "sub") and (isinstance(a, floats) or isinstance(b, floats)):
             left = SymFloat.of(a)
             return None if left is None else (left.add(b) if op == "add" else left.sub(b))
@@ -414,9 +421,9 @@ class Expressions:
             return not self.truth(v, node)
         name = {cst.Minus: "neg", cst.Plus: "positive", cst.BitInvert: "invert"}[kind]
         if is_host(v):
-            if isinstance(v, Expr):
+            if isinstance(v, (Expr, SymFloat)):
                 if kind is cst.Minus:
-                    return -v
+                    return -v if isinstance(v, Expr) else v.scale(-1.0)
                 if kind is cst.Plus:
                     return v
             else:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .. import api
 from ..builder import GraphBuilder
 from ..errors import InternalError, PyptoError, UnsupportedError
-from ..function import Block, Function, HostVar, Param, verify_function
+from ..function import Block, Fail, Function, HostVar, Param, verify_function
 from ..ir import Graph, Var
 from ..shapes import ShapeContext, input_facts
 from ..symbolic import Sym
@@ -93,6 +93,15 @@ class Tracer(Expressions, Calls, Statements):
                 value = None
             except Return as r:
                 value = r.value
+            except PyptoError as e:
+                if isinstance(e, (UnsupportedError, InternalError)):
+                    raise
+                # NumPy raises at this statement when it runs: what came before runs first
+                # (and its writes into the arguments are made), then this error
+                e.with_context(None, self.site)
+                self.flush()
+                self.steps.append(Fail(e))
+                value = None
             result = self.result_spec(value)
             self.flush()
         except PyptoError as e:

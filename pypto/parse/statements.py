@@ -17,7 +17,14 @@ import numpy as np
 from .. import api
 from ..builder import GraphBuilder
 from ..dtypes import result_type
-from ..errors import DTypeError, InternalError, PyptoError, ShapeError, UnsupportedError
+from ..errors import (
+    DTypeError,
+    InternalError,
+    PyptoError,
+    ShapeError,
+    UnsupportedError,
+    execution_error,
+)
 from ..function import Block, Branch, Fail, HostVar, Loop
 from ..registry import REGISTRY
 from ..shapes import ShapeContext
@@ -222,7 +229,7 @@ class Statements:
             if held is None or isinstance(held, Undefined):
                 self.eval(target)  # raises the name error
             current = self.load_value(held)
-            if isinstance(held, (Ref, ViewRef)) and self.as_tensor(current).ndim > 0:
+            if isinstance(held, (Ref, ViewRef)) and self.is_array(held, self.as_tensor(current)):
                 self.write_through(current, self.in_place(op, current, rhs, node), node)
             else:  # numbers (and NumPy scalars) are immutable: the name is rebound
                 self.env[target.value] = self.store_value(
@@ -237,9 +244,22 @@ class Statements:
                 raise self.unsupported(
                     target, "augmented assignment into a non-array", code="PPT105"
                 )
-            self.store_into(base, index, self.in_place(op, current, rhs, node), target)
+            if self.is_array(None, self.as_tensor(current)):
+                new = self.in_place(op, current, rhs, node)
+            else:  # x[0] -= 1.0: a NumPy scalar's operator, then a store (casting as it does)
+                new = self.binop(op, current, rhs, node)
+            self.store_into(base, index, new, target)
         else:
             raise self.unsupported(target, "augmented assignment to an attribute", code="PPT105")
+
+    def is_array(self, held, t) -> bool:
+        """Whether a name holds an array (written in place by ``+=``), not a NumPy scalar
+        (rebound): any rank but 0; at rank 0 an argument, or the result of an op NumPy gives
+        as a 0-d array (a view, a copy, ``np.full``)."""
+        if t.ndim > 0 or (isinstance(held, Ref) and held.param is not None):
+            return True
+        e = next((e for e in reversed(self.builder.eqns) if e.out is t._atom), None)
+        return e is not None and REGISTRY[e.op].returns_array(e.params)
 
     def in_place(self, op, current, rhs, node):
         """``current op= rhs`` as NumPy does it: same shape, cast with 'same_kind'."""
@@ -247,11 +267,7 @@ class Statements:
         new = self.as_tensor(self.binop(op, current, rhs, node))
         if new.dtype != t.dtype:
             if not np.can_cast(new.dtype, t.dtype, "same_kind"):
-                raise DTypeError(
-                    f"Cannot cast ufunc '{op}' output from dtype('{new.dtype}') to "
-                    f"dtype('{t.dtype}') with casting rule 'same_kind'",
-                    site=self.site,
-                )
+                raise _casting_error(op, new.dtype, t.dtype, self.site)
             new = new.astype(t.dtype)
         if len(new.shape) != len(t.shape) or not all(
             self.ctx.eq(a, b) for a, b in zip(new.shape, t.shape)
@@ -593,6 +609,23 @@ class Statements:
             return tuple(self.steps)
         finally:
             self.steps = outer
+
+
+def _casting_error(op: str, have: np.dtype, want: np.dtype, site) -> PyptoError:
+    """``x op= y`` whose result cannot be cast back: the error NumPy's ufunc raises (its class
+    too, a UFuncTypeError), as a DTypeError."""
+    ufunc = getattr(np, api._BINARY_OPERATORS.get(op, op), None)
+    cause = TypeError()
+    if isinstance(ufunc, np.ufunc):
+        try:
+            ufunc(np.zeros(1, have), np.zeros(1, have), out=np.zeros(1, want), casting="same_kind")
+        except TypeError as e:
+            cause = e
+    message = (
+        f"Cannot cast ufunc '{getattr(ufunc, '__name__', op)}' output from dtype('{have}') to "
+        f"dtype('{want}') with casting rule 'same_kind'"
+    )
+    return execution_error(cause, message, base=DTypeError, site=site)
 
 
 def _fails(steps) -> bool:

@@ -337,6 +337,7 @@ class Fuser:
             if (
                 g.kind == "elementwise"
                 and g.heavy is None
+                and not any(family(m) == "store" for m in g.members)  # an epilogue of maps
                 and self.same(shape, g.domain)
                 and all(self._trivial(ch) for *_, ch in g.edges)
                 and all(self._trivial(ch) and self._unbroadcast(c, i, ch) for c, i, ch in inside)

@@ -30,6 +30,7 @@ def fold_constants(graph: Graph, notes: list[str]) -> Graph:
             and op.builtin
             and inputs
             and eqn.out.type.rank == 0
+            and not op.returns_array(eqn.params)  # np.zeros(()) is a 0-d array, not a number
             and all(isinstance(a, Literal) and _plain(a.value) for a in inputs)
         ):
             attrs = {k: v for k, v in eqn.attrs if k != "weak"}
