@@ -12,7 +12,7 @@ from .dtypes import python_scalar_type, to_dtype, ufunc_loop, weak_dtype
 from .errors import PyptoError, execution_error
 from .ir import Atom, Eqn, Graph, Literal, Var, freeze_attrs
 from .registry import OpDef
-from .shapes import ShapeContext
+from .shapes import Breach, ShapeContext, size_of
 from .source import Site
 from .symbolic import Expr, SymFloat
 from .types import TensorType
@@ -73,12 +73,28 @@ class GraphBuilder:
             prefix = f"`{op.name}` of {operands}" if operands else f"`{op.name}`"
             raise e.with_context(prefix, self.site) from None
         _python_ints_fit(op, inputs, self.site)
+        self._negative_powers(op, inputs, out_type)
         out = Var(out_type)
         self.eqns.append(Eqn(op.name, tuple(inputs), freeze_attrs(norm), out, self.site))
         args = ", ".join(self.label(a) for a in inputs)
         text = f"{op.name}({args})"
         self.labels[id(out)] = text if len(text) <= 48 else f"{op.name}(...)"
         return out
+
+    def _negative_powers(self, op: OpDef, inputs, out_type) -> None:
+        """An integer to a constant negative power is NumPy's ValueError (unless the result is
+        empty): known when traced, so every target raises it (a kernel cannot)."""
+        if op.name != "power" or out_type.dtype.kind not in "iu":
+            return
+        exponent = inputs[1]
+        if not isinstance(exponent, Literal) or isinstance(exponent.value, (Expr, SymFloat)):
+            return
+        if np.ndim(exponent.value) or not exponent.value < 0:
+            return
+        text = "Integers to negative integer powers are not allowed."
+        breach = Breach(ValueError, text, site=self.site)
+        if self.ctx.checked(breach, self.ctx.ge, size_of(out_type.shape), 1):
+            raise execution_error(ValueError(text), text, site=self.site)
 
     def finish(self, outputs) -> Graph:
         return Graph(

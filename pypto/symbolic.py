@@ -148,6 +148,8 @@ class Expr:
 
     # -- identity -------------------------------------------------------------------------------
     def __eq__(self, other):
+        if not _is_dim(other):
+            return NotImplemented  # an array compares elementwise: its own operator decides
         return isinstance(other, Expr) and self.terms_key == other.terms_key
 
     def __hash__(self):

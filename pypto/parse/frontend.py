@@ -242,8 +242,32 @@ class Tracer(Expressions, Calls, Statements):
         t = self.read_ref(v.base)
         for op in v.ops:
             t = self.apply_view_op(op, t)
+        if v.base.version != v.made and self.moves_elements(t, v.base):
+            raise UnsupportedError(
+                "reading a reshaped view after a write into its array: NumPy's reshape is a "
+                "view of a contiguous array and a copy of another, which a compiled function "
+                "cannot tell apart",
+                hint="copy it before the write (v = x.reshape(-1).copy()) or reshape after",
+                site=self.site,
+                code="PPT105",
+            )
         v.cached, v.version = t, v.base.version
         return t
+
+    def moves_elements(self, t, base: Ref) -> bool:
+        """Whether the view ``t`` of ``base`` goes through a reshape that moves elements
+        between axes (not only adding or dropping size-1 axes)."""
+        made_by = {id(e.out): e for e in self.builder.eqns}
+        atom, root = t._atom, self.read_ref(base)._atom
+        while atom is not root and id(atom) in made_by:
+            e = made_by[id(atom)]
+            src = e.inputs[0].type.shape
+            if e.op == "reshape" and [d for d in src if d != 1] != [
+                d for d in e.out.type.shape if d != 1
+            ]:
+                return True
+            atom = e.inputs[0]
+        return False
 
     def apply_view_op(self, op, t):
         from ..registry import REGISTRY
@@ -262,7 +286,7 @@ class Tracer(Expressions, Calls, Statements):
         if isinstance(value, View):
             if not value.ops:
                 return value.base
-            return ViewRef(value.base, value.ops)
+            return ViewRef(value.base, value.ops, made=value.base.version)
         if isinstance(value, api.Tensor):
             return self.new_ref(value, hint)
         if isinstance(value, tuple):

@@ -457,6 +457,12 @@ class Statements:
             )
         if step == 0:
             raise self.unsupported(node.iter, "range() arg 3 must not be zero", code="PPT206")
+        span = stop - start if step > 0 else start - stop
+        runs = self.ctx.known(span, ">=", 1)
+        if runs is None and self.ctx.concrete(span):  # sizes of this call: decided, guarded
+            runs = self.ctx.ge(span, 1)
+        if runs is False:  # NumPy never runs the body (nor do its names change type)
+            return
         var = node.target.value
         symbol = self.new_symbol(var)
 

@@ -70,6 +70,7 @@ class ViewRef:
     ops: tuple  # of ViewOp
     version: int = -1  # base.version when ``cached`` was computed
     cached: Tensor | None = None
+    made: int = 0  # base.version when the view was made
 
 
 @dataclass(eq=False)
