@@ -52,7 +52,7 @@ _WEAK_DTYPE = {
     float: np.dtype(np.float64),
     complex: np.dtype(np.complex128),
 }
-_WEAK_PROBE = {int: 0, float: 0.0, complex: 0j}
+_WEAK_PROBE = {bool: False, int: 0, float: 0.0, complex: 0j}
 
 # The descriptor of an operand as dtype rules see it: a dtype, or a Python type when weak.
 DKey = "np.dtype | type"

@@ -481,3 +481,18 @@ def test_programs_the_fuzzer_found():
     same_as_numpy(empty_slices_of_stepped_slices, np.arange(4.0), np.ones((1, 1, 1), np.float32))
     same_as_numpy(input_named_like_a_size, np.ones((2, 3, 2))[:, ::2])
     same_as_numpy(overflow_of_an_empty_array, np.ones((3, 0, 3)))
+
+
+def product_epilogue_transposed(x0):
+    t1 = np.minimum(x0, x0 @ x0.T)  # the epilogue's output is the transposed product
+    return np.transpose(t1, (1, 0))
+
+
+def where_of_python_bools(s0, s1):
+    return np.where(s1, 0, s0 < 0.25)
+
+
+def test_more_programs_the_fuzzer_found(monkeypatch):
+    monkeypatch.setenv("PYPTO_CHUNK_BUDGET", "64")  # the epilogue in several blocks
+    same_as_numpy(product_epilogue_transposed, np.array([[1.75], [0.236], [0.929]]))
+    same_as_numpy(where_of_python_bools, 1.97, 0.24)

@@ -684,6 +684,12 @@ class GraphEmitter:
             return None
         if e.out.type.rank < 2 or any(a.type.rank < 2 for a in e.inputs):
             return None
+        after = {id(e.out)}  # the epilogue must read the product where it writes: no reorder
+        for x in k.body.eqns:  # (a transpose) after the product
+            if any(id(a) in after for a in x.inputs):
+                if family(x) == "index":
+                    return None
+                after.add(id(x.out))
         return self.names[id(v)]
 
     def _outputs(self, k, region, c, lines):

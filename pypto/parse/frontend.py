@@ -242,7 +242,7 @@ class Tracer(Expressions, Calls, Statements):
         t = self.read_ref(v.base)
         for op in v.ops:
             t = self.apply_view_op(op, t)
-        if v.base.version != v.made and self.moves_elements(t, v.base):
+        if v.base.version != v.made and self.by_layout(t, v.base, v.ops):
             raise UnsupportedError(
                 "reading a reshaped view after a write into its array: NumPy's reshape is a "
                 "view of a contiguous array and a copy of another, which a compiled function "
@@ -254,9 +254,12 @@ class Tracer(Expressions, Calls, Statements):
         v.cached, v.version = t, v.base.version
         return t
 
-    def moves_elements(self, t, base: Ref) -> bool:
-        """Whether the view ``t`` of ``base`` goes through a reshape that moves elements
-        between axes (not only adding or dropping size-1 axes)."""
+    def by_layout(self, t, base: Ref, ops) -> bool:
+        """Whether NumPy's view ``t`` of ``base`` (made by ``ops``) is a view or a copy by the
+        array's layout: ``ravel`` (a copy unless contiguous, 1-D too), or a reshape that moves
+        elements between axes (not only adding or dropping size-1 axes)."""
+        if any(op.op == "ravel" for op in ops):
+            return True
         made_by = {id(e.out): e for e in self.builder.eqns}
         atom, root = t._atom, self.read_ref(base)._atom
         while atom is not root and id(atom) in made_by:

@@ -195,6 +195,14 @@ class Statements:
         to the Ref, says what its operand becomes (the ``write`` rule of its registry entry)."""
         root = self.read_ref(view.base)
         t = self.current(view)
+        if any(op.op == "ravel" for op in view.ops):
+            raise self.unsupported(
+                node,
+                "writing through np.ravel: NumPy's ravel is a view of a contiguous array and "
+                "a copy of another, which a compiled function cannot tell apart",
+                hint="write into the array itself with the matching index",
+                code="PPT105",
+            )
         made_by = {id(e.out): e for e in self.builder.eqns}
         atom = t._atom
         while atom is not root._atom:
