@@ -496,3 +496,11 @@ def test_more_programs_the_fuzzer_found(monkeypatch):
     monkeypatch.setenv("PYPTO_CHUNK_BUDGET", "64")  # the epilogue in several blocks
     same_as_numpy(product_epilogue_transposed, np.array([[1.75], [0.236], [0.929]]))
     same_as_numpy(where_of_python_bools, 1.97, 0.24)
+
+
+def negate_a_promoting_concatenation(x1):
+    return -np.concatenate([x1, x1 > x1])  # the bool piece is float32 once concatenated
+
+
+def test_a_map_over_a_promoting_concatenation():
+    same_as_numpy(negate_a_promoting_concatenation, np.array([0.144], np.float32)[::-1])

@@ -846,6 +846,8 @@ class GraphEmitter:
             c = self.prod.get(id(a)) if isinstance(a, Var) else None
             if c is None or c.op != "concatenate" or id(a) in self.inputs or id(a) in self.whole:
                 continue
+            if any(p.type.dtype != a.type.dtype for p in c.inputs):
+                continue  # pieces the concatenation promotes: the op runs on the promoted whole
             ax = c.params["axis"]
             j = ax + rank - a.type.rank
             if (id(a), *region[j]) in self.within or not self.plan.same(
