@@ -13,6 +13,7 @@ from ..api import apply
 from ..dtypes import result_type, to_dtype
 from ..errors import UnsupportedError
 from ..registry import OpDef, register
+from .pycode import INFIX_CODE
 from .rules import broadcast_rule, same_dtype, same_shape, ufunc_dtype
 
 # name, ufunc, aliases
@@ -90,6 +91,7 @@ BINARY = [
 # the CUDA target's scalar code: {0}, {1} are the operands, already in the ufunc loop's types;
 # {T} the loop's result type (pypto/emit/cuda_prelude.py has the ppto_* helpers)
 CUDA_CODE = {
+    **INFIX_CODE,
     "neg": "(-{0})",
     "positive": "(+{0})",
     "abs": "ppto_abs({0})",
@@ -127,10 +129,6 @@ CUDA_CODE = {
     "signbit": "signbit({0})",
     "logical_not": "(!{0})",
     "invert": "ppto_invert(({T}){0})",
-    "add": "({0} + {1})",
-    "subtract": "({0} - {1})",
-    "multiply": "({0} * {1})",
-    "divide": "({0} / {1})",
     "floor_divide": "ppto_floordiv({0}, {1})",
     "mod": "ppto_mod({0}, {1})",
     "power": "ppto_power({0}, {1})",
@@ -143,17 +141,8 @@ CUDA_CODE = {
     "logical_and": "({0} && {1})",
     "logical_or": "({0} || {1})",
     "logical_xor": "((bool){0} != (bool){1})",
-    "bitwise_and": "({0} & {1})",
-    "bitwise_or": "({0} | {1})",
-    "bitwise_xor": "({0} ^ {1})",
     "left_shift": "ppto_lshift({0}, {1})",
     "right_shift": "ppto_rshift({0}, {1})",
-    "equal": "({0} == {1})",
-    "not_equal": "({0} != {1})",
-    "less": "({0} < {1})",
-    "less_equal": "({0} <= {1})",
-    "greater": "({0} > {1})",
-    "greater_equal": "({0} >= {1})",
     "clamp": "ppto_clip({0}, {1}, {2})",
     "where": "({0} ? {1} : {2})",
     "astype": "ppto_cast<{T}>({0})",

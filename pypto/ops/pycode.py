@@ -11,9 +11,28 @@ import math
 
 import numpy as np
 
+# binary ops that are one infix operator, spelled the same in Python and in CUDA C
+INFIX = {
+    "add": "+",
+    "subtract": "-",
+    "multiply": "*",
+    "divide": "/",
+    "bitwise_and": "&",
+    "bitwise_or": "|",
+    "bitwise_xor": "^",
+    "equal": "==",
+    "not_equal": "!=",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+}
+INFIX_CODE = {name: f"({{0}} {symbol} {{1}})" for name, symbol in INFIX.items()}
+
 # op -> Python's operator or math function; {0}, {1} are the operands. The result is converted
 # to the Python type of the equation's (weak) dtype.
 PYTHON_CODE = {
+    **INFIX_CODE,
     "neg": "(-{0})",
     "positive": "(+{0})",
     "abs": "abs({0})",
@@ -40,26 +59,13 @@ PYTHON_CODE = {
     "isinf": "math.isinf({0})",
     "isfinite": "math.isfinite({0})",
     "invert": "(~{0})",
-    "add": "({0} + {1})",
-    "subtract": "({0} - {1})",
-    "multiply": "({0} * {1})",
-    "divide": "({0} / {1})",
     "floor_divide": "({0} // {1})",
     "mod": "({0} % {1})",
     "power": "({0} ** {1})",
     "arctan2": "math.atan2({0}, {1})",
     "hypot": "math.hypot({0}, {1})",
-    "bitwise_and": "({0} & {1})",
-    "bitwise_or": "({0} | {1})",
-    "bitwise_xor": "({0} ^ {1})",
     "left_shift": "({0} << {1})",
     "right_shift": "({0} >> {1})",
-    "equal": "({0} == {1})",
-    "not_equal": "({0} != {1})",
-    "less": "({0} < {1})",
-    "less_equal": "({0} <= {1})",
-    "greater": "({0} > {1})",
-    "greater_equal": "({0} >= {1})",
     "astype": "{0}",  # .item(), math.floor's int: the conversion below
 }
 PYTHON_TYPES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
