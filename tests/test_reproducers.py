@@ -504,3 +504,18 @@ def negate_a_promoting_concatenation(x1):
 
 def test_a_map_over_a_promoting_concatenation():
     same_as_numpy(negate_a_promoting_concatenation, np.array([0.144], np.float32)[::-1])
+
+
+def negate_into_strided_blocks(x0, x1):
+    t2 = np.concatenate([x1 @ x1.T - x0[-2::-1, ::-1], -(x1 @ x1.T - x0[-2::-1, ::-1])])
+    return t2.cumsum(), np.isfinite(t2 / x1)
+
+
+def test_ufuncs_numpy_computes_wrong_into_strided_outputs(monkeypatch):
+    """NumPy 2.4's np.negative and np.isfinite write wrong values into a strided out= on AVX512
+    CPUs; blocks along an inner axis are such outputs (generated code goes around it)."""
+    monkeypatch.setenv("PYPTO_CHUNK_BUDGET", "256")
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal((3, 4, 1)).astype(np.float32)
+    x1 = rng.standard_normal((4, 1)).astype(np.float32)
+    same_as_numpy(negate_into_strided_blocks, x0, x1, rtol=1e-6)

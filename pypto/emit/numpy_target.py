@@ -332,6 +332,16 @@ def _py(x):
     return x.item() if hasattr(x, "item") else x
 
 
+def _fresh_out(ufunc, *args, out=None):
+    """``ufunc(*args, out=out)``, except that a strided ``out`` is written from a new result:
+    NumPy 2.4's SIMD loops of np.negative and np.isfinite write wrong values into a strided
+    out= on AVX512 CPUs (found by the fuzzer with NumPy 2.4.6)."""
+    if out is None or out.flags.c_contiguous or out.flags.f_contiguous:
+        return ufunc(*args, out=out)
+    np.copyto(out, ufunc(*args))
+    return out
+
+
 def _array(data, dtype, shape):
     """A constant array, written into the source as base64 of its bytes (little-endian)."""
     raw = np.frombuffer(base64.b64decode(data), np.dtype(dtype).newbyteorder("<"))
@@ -414,6 +424,16 @@ def value_idents(plan: GraphPlan) -> dict[int, str]:
             name += "_in"
         names[id(v)] = name
     return names
+
+
+STRIDED_OUT_BUGS = {np.negative, np.isfinite}  # see _fresh_out (the prelude)
+
+
+def _ufunc_call(ufunc, args) -> str:
+    """The source calling a ufunc on ``args`` (source); ``, out=...`` may be added at its end."""
+    if ufunc in STRIDED_OUT_BUGS:
+        return f"_fresh_out(np.{ufunc.__name__}, {', '.join(args)})"
+    return f"np.{ufunc.__name__}({', '.join(args)})"
 
 
 class Lines:
@@ -830,7 +850,7 @@ class GraphEmitter:
                     break
         if target is None:
             return None
-        ctx.lines.add(f"np.{op.ufunc.__name__}({', '.join(args)}, out={target})")
+        ctx.lines.add(f"{_ufunc_call(op.ufunc, args)[:-1]}, out={target})")
         return target
 
     def _split(self, e, region, ctx, out):
@@ -1067,7 +1087,7 @@ class GraphEmitter:
     def _map_code(self, e, op, args, attrs, region) -> str:
         """A ufunc call, or the code the op's registry entry gives (``numpy_code``)."""
         if op.ufunc is not None and not attrs:
-            return f"np.{op.ufunc.__name__}({', '.join(args)})"
+            return _ufunc_call(op.ufunc, args)
         code = op.extra.get("numpy_code")
         if code is not None:
             return code(args, attrs, self._shape(tuple(hi - lo for lo, hi in region)))
