@@ -254,13 +254,17 @@ class Tracer(Expressions, Calls, Statements):
         v.cached, v.version = t, v.base.version
         return t
 
+    def producers(self) -> dict:
+        """id(value) -> the equation of the current block that computes it."""
+        return {id(e.out): e for e in self.builder.eqns}
+
     def by_layout(self, t, base: Ref, ops) -> bool:
         """Whether NumPy's view ``t`` of ``base`` (made by ``ops``) is a view or a copy by the
         array's layout: ``ravel`` (a copy unless contiguous, 1-D too), or a reshape that moves
         elements between axes (not only adding or dropping size-1 axes)."""
         if any(op.op == "ravel" for op in ops):
             return True
-        made_by = {id(e.out): e for e in self.builder.eqns}
+        made_by = self.producers()
         atom, root = t._atom, self.read_ref(base)._atom
         while atom is not root and id(atom) in made_by:
             e = made_by[id(atom)]

@@ -203,7 +203,7 @@ class Statements:
                 hint="write into the array itself with the matching index",
                 code="PPT105",
             )
-        made_by = {id(e.out): e for e in self.builder.eqns}
+        made_by = self.producers()
         atom = t._atom
         while atom is not root._atom:
             e = made_by.get(id(atom))
@@ -266,7 +266,7 @@ class Statements:
         as a 0-d array (a view, a copy, ``np.full``)."""
         if t.ndim > 0 or (isinstance(held, Ref) and held.param is not None):
             return True
-        e = next((e for e in reversed(self.builder.eqns) if e.out is t._atom), None)
+        e = self.producers().get(id(t._atom))
         return e is not None and REGISTRY[e.op].returns_array(e.params)
 
     def in_place(self, op, current, rhs, node):
