@@ -519,3 +519,13 @@ def test_ufuncs_numpy_computes_wrong_into_strided_outputs(monkeypatch):
     x0 = rng.standard_normal((3, 4, 1)).astype(np.float32)
     x1 = rng.standard_normal((4, 1)).astype(np.float32)
     same_as_numpy(negate_into_strided_blocks, x0, x1, rtol=1e-6)
+
+
+def view_of_a_numpy_scalar(x0, s0):
+    x0 = np.expand_dims(s0, 0)  # a new array: a NumPy scalar has no views
+    x0[:] = 1
+    return 1.0 + s0, x0
+
+
+def test_a_view_of_a_numpy_scalar_is_a_new_array():
+    same_as_numpy(view_of_a_numpy_scalar, np.ones((1, 1)), np.float64(-0.32))

@@ -125,6 +125,7 @@ class Calls:
             and args
             and isinstance(args[0], View)
             and isinstance(result, api.Tensor)
+            and self.is_array(args[0].base, args[0].tensor)  # (a NumPy scalar has no views)
         ):
             first = args[0]
             return View(
@@ -172,7 +173,7 @@ class Calls:
             result = getattr(t, name)(*plain, **plain_kw)
         except TypeError as e:
             raise self.unsupported(node, f".{name}(): {e}", code="PPT206") from None
-        if name in VIEW_METHODS and isinstance(obj, View):
+        if name in VIEW_METHODS and isinstance(obj, View) and self.is_array(obj.base, t):
             return View(
                 result, obj.base, obj.ops + (ViewOp(name, tuple(plain), plain_kw, method=True),)
             )

@@ -238,7 +238,11 @@ class Expressions:
     def view_call(self, obj, opname: str, args: tuple, kwargs: dict):
         """Apply a registry op to a tensor; a view op on a view stays a view of the same Ref."""
         result = REGISTRY[opname].api(self.tensor(obj), *args, **kwargs)
-        if isinstance(obj, View) and isinstance(result, api.Tensor):
+        if (
+            isinstance(obj, View)
+            and isinstance(result, api.Tensor)
+            and self.is_array(obj.base, obj.tensor)  # (a NumPy scalar has no views)
+        ):
             return View(result, obj.base, obj.ops + (ViewOp(opname, args, kwargs),))
         return result
 
