@@ -203,10 +203,16 @@ _reorder(
 )
 
 
+def moves_elements(src, out) -> bool:
+    """Whether a reshape of ``src`` to ``out`` moves elements between axes (not only adding or
+    dropping size-1 axes): then NumPy's result is a view of a contiguous array only."""
+    return [d for d in src if d != 1] != [d for d in out if d != 1]
+
+
 def _reshape_write(base, new, shape):
     """A reshape that only adds or drops size-1 axes is a view of every array; another one is
     a view only of a contiguous array, which a compiled function cannot know of its argument."""
-    if [d for d in base.shape if d != 1] != [d for d in shape if d != 1]:
+    if moves_elements(base.shape, shape):
         raise UnsupportedError(
             "writing through a reshape that moves elements between axes",
             hint="NumPy writes through it only when the array is contiguous; write into the "

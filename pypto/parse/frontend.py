@@ -21,6 +21,7 @@ from ..builder import GraphBuilder
 from ..errors import InternalError, PyptoError, UnsupportedError
 from ..function import Block, Fail, Function, HostVar, Param, verify_function
 from ..ir import Graph, Var
+from ..ops.reorders import moves_elements
 from ..shapes import ShapeContext, input_facts
 from ..symbolic import Sym
 from ..types import TensorType
@@ -268,10 +269,7 @@ class Tracer(Expressions, Calls, Statements):
         atom, root = t._atom, self.read_ref(base)._atom
         while atom is not root and id(atom) in made_by:
             e = made_by[id(atom)]
-            src = e.inputs[0].type.shape
-            if e.op == "reshape" and [d for d in src if d != 1] != [
-                d for d in e.out.type.shape if d != 1
-            ]:
+            if e.op == "reshape" and moves_elements(e.inputs[0].type.shape, e.out.type.shape):
                 return True
             atom = e.inputs[0]
         return False

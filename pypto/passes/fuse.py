@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
 from ..ops.indexing import SliceSpec, getitem_shape
+from ..ops.reorders import moves_elements
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, size_of
 from ..symbolic import mul
@@ -437,7 +438,7 @@ class Fuser:
             src, out = e.inputs[0].type.shape, e.out.type.shape
             if e.op in ("expand_dims", "squeeze", "broadcast_to"):
                 continue
-            if e.op == "reshape" and [d for d in src if d != 1] == [d for d in out if d != 1]:
+            if e.op == "reshape" and not moves_elements(src, out):
                 continue
             if e.op == "getitem" and all(
                 item is None
