@@ -40,6 +40,9 @@ class OpDef:
     ufunc: np.ufunc | None = None
     cuda: str | None = None  # scalar C expression for user map operators ({0}, {1}: operands)
     builtin: bool = True
+    # reorders: where each result element comes from, ``index_map(eqn, same) -> IndexMap |
+    # Linear | Pieces`` (pypto/lower/index_map.py); ``same(shape_a, shape_b)`` decides sizes
+    index_map: Callable | None = None
     extra: dict = field(default_factory=dict, compare=False)  # per-op data for later layers
 
     def __post_init__(self):
@@ -50,6 +53,8 @@ class OpDef:
                 raise RegistryError(f"composite op {self.name!r} needs an expand function")
         elif self.impl is None or self.shape_rule is None or self.dtype_rule is None:
             raise RegistryError(f"op {self.name!r} needs impl, shape_rule and dtype_rule")
+        if self.kind == "reorder" and self.index_map is None:
+            raise RegistryError(f"reorder {self.name!r} needs an index_map")
 
     def infer(self, ctx: ShapeContext, types: tuple[TensorType, ...], attrs: dict):
         """Normalized attributes and the output type, from the input types.

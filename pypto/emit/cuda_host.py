@@ -22,11 +22,6 @@ def _py(x):
     return x.item() if hasattr(x, "item") else x
 
 
-def _slice(start, n, step):
-    stop = start + step * n
-    return slice(start, stop if stop >= 0 else None, step)
-
-
 def _fn(cp, module, name):
     """The kernel ``name`` of the graph's RawModule (compiled at first use, then cached)."""
     if "mod" not in module:

@@ -18,13 +18,13 @@ import numpy as np
 from ..dtypes import ufunc_loop
 from ..errors import InternalError
 from ..ir import Literal, Var
-from ..ops.indexing import SliceSpec
+from ..lower.index_map import Linear, Pieces, broadcast_map, getitem_map, point, view_map
 from ..passes.fuse import family
 from ..passes.plan import Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
+from .common import symfloat_code
 from .cuda_prelude import compute_type, ctype
-from .numpy_target import symfloat_code
 
 if TYPE_CHECKING:
     from .cuda_target import CudaGraphEmitter
@@ -236,14 +236,7 @@ class KernelWriter:
 
     def broadcast(self, a, idx, shape) -> tuple:
         """The index of operand ``a`` read by an op of result ``shape`` at ``idx``."""
-        shift = len(shape) - a.type.rank
-        out = []
-        for i, d in enumerate(a.type.shape):
-            j = i + shift
-            one = d == 1 or self.ge.plan.same((d,), (1,))
-            other_one = shape[j] == 1 or self.ge.plan.same((shape[j],), (1,))
-            out.append("0" if one and not other_one else idx[j])
-        return tuple(out)
+        return point(broadcast_map(a.type.shape, shape, self.ge.plan.same), idx, self.dim)
 
     def eqn(self, e, idx) -> str:
         fam = family(e)
@@ -292,56 +285,16 @@ class KernelWriter:
         return code
 
     def reorder(self, e, idx) -> str:
-        a = e.inputs[0]
-        p = e.params
-        if e.op == "transpose":
-            ai = [None] * len(p["perm"])
-            for j, q in enumerate(p["perm"]):
-                ai[q] = idx[j]
-            return self.at(a, tuple(ai))
-        if e.op == "expand_dims":
-            return self.at(a, tuple(i for j, i in enumerate(idx) if j not in p["axis"]))
-        if e.op == "squeeze":
-            it = iter(idx)
-            return self.at(
-                a, tuple("0" if j in p["axis"] else next(it) for j in range(a.type.rank))
-            )
-        if e.op == "broadcast_to":
-            return self.at(a, self.broadcast(a, idx, e.out.type.shape))
-        if e.op == "flip":
-            return self.at(
-                a,
-                tuple(
-                    f"({self.dim(d)} - 1 - ({i}))" if j in p["axis"] else i
-                    for j, (i, d) in enumerate(zip(idx, a.type.shape))
-                ),
-            )
-        if e.op == "getitem":
-            return self.at(a, self.getitem_index(p["index"], idx, a.type.rank))
-        if e.op == "reshape":
-            return self.at(a, self.reshape_index(idx, e.out.type.shape, a.type.shape))
-        if e.op == "concatenate":
-            return self.concatenate(e, idx)
+        """A view at ``idx``: its operand at the index its map gives (one rule per op, in the
+        registry: pypto/lower/index_map.py)."""
         if e.op == "store":
             return self.store_value(e, idx)
-        raise InternalError(f"no CUDA code for the reorder `{e.op}`")
-
-    def getitem_index(self, index, idx, rank) -> tuple:
-        items = [i for i in index if i is not Ellipsis]
-        ai, j = [], 0
-        for item in items:
-            if item is None:
-                j += 1
-            elif isinstance(item, SliceSpec):
-                if item.start == 0 and item.step == 1:  # the same index (``c[:]``)
-                    ai.append(idx[j])
-                else:
-                    ai.append(f"({self.dim(item.start)} + {item.step} * ({idx[j]}))")
-                j += 1
-            else:
-                ai.append(f"({self.dim(item)})")
-        ai += list(idx[j : j + rank - len(ai)])
-        return tuple(ai)
+        m = view_map(e, self.ge.plan.same)
+        if isinstance(m, Linear):
+            return self.at(e.inputs[0], self.reshape_index(idx, m.dst, m.src))
+        if isinstance(m, Pieces):
+            return self.concatenate(e, m, idx)
+        return self.at(e.inputs[0], point(m, idx, self.dim))
 
     def reshape_index(self, idx, dst, src) -> tuple:
         if not dst or not src:
@@ -360,51 +313,18 @@ class KernelWriter:
         out.append(f"({flat} / {stride})")
         return tuple(reversed(out))
 
-    def concatenate(self, e, idx) -> str:
-        ax = e.params["axis"]
+    def concatenate(self, e, m: Pieces, idx) -> str:
         ct = compute_type(e.out.type.dtype)
         self.count += 1
         name = f"v{self.count}"
         self.add(f"{ct} {name};")
-        start = 0
-        for n, piece in enumerate(e.inputs):
-            size = piece.type.shape[ax]
+        for n, (piece, start, size) in enumerate(zip(e.inputs, m.starts(), m.sizes)):
             end = f"({self.dim(start)} + {self.dim(size)})" if start != 0 else self.dim(size)
             last = n == len(e.inputs) - 1
-            head = "else" if last else f"{'if' if n == 0 else 'else if'} (({idx[ax]}) < {end})"
-            pi = tuple(
-                f"(({i}) - {self.dim(start)})" if j == ax and start != 0 else i
-                for j, i in enumerate(idx)
-            )
+            head = "else" if last else f"{'if' if n == 0 else 'else if'} (({idx[m.axis]}) < {end})"
             with self.scope(head):
-                self.add(f"{name} = {self.at(piece, pi)};")
-            start = start + size
+                self.add(f"{name} = {self.at(piece, point(m.piece(n), idx, self.dim))};")
         return name
-
-    def store_positions(self, index, idx, out_rank) -> tuple:
-        """The output index a store's value at domain index ``idx`` goes to, and the domain
-        axes it consumes: SliceSpec items take one axis each, integers none, None one."""
-        items = list(index)
-        explicit = sum(1 for i in items if i is not None and i is not Ellipsis)
-        if Ellipsis in items:
-            k = items.index(Ellipsis)
-            items[k : k + 1] = [SliceSpec(0, 1, None)] * (out_rank - explicit)
-        else:
-            items += [SliceSpec(0, 1, None)] * (out_rank - explicit)
-        pos, j = [], 0
-        for item in items:
-            if item is None:
-                j += 1
-            elif isinstance(item, SliceSpec):
-                start = self.dim(item.start) if item.start != 0 else None
-                i = idx[j]
-                if item.step != 1:
-                    i = f"({item.step} * ({i}))"
-                pos.append(f"({start} + {i})" if start else i)
-                j += 1
-            else:
-                pos.append(f"({self.dim(item)})")
-        return tuple(pos)
 
     def store_value(self, e, idx) -> str:
         """The value of ``base[index] = value`` read at ``idx`` inside the kernel."""
@@ -621,7 +541,7 @@ class KernelWriter:
         vt, ot = value.type.dtype, s.out.type.dtype
         if compute_type(vt) != compute_type(ot):
             code = f"ppto_cast<{compute_type(ot)}>({code})"
-        self.store(s.out, self.store_positions(s.index, idx, s.out.type.rank), code)
+        self.store(s.out, point(getitem_map(s.index, s.out.type.rank), idx, self.dim), code)
 
     def reduction_kernel(self) -> str:
         k = self.k

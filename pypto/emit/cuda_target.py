@@ -34,24 +34,25 @@ import numpy as np
 
 from ..errors import InternalError, UnsupportedError
 from ..ir import Literal, Var
-from ..ops.indexing import SliceSpec
+from ..lower.index_map import Linear, Pieces, interval, view_map
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, as_symbol, format_code
-from .cuda_host import HOST_PRELUDE
-from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
-from .cuda_prelude import PRELUDE, compute_type
-from .numpy_target import (
-    _ident,
-    _pyrepr,
+from .common import (
     const_code,
+    ident,
     literal_code,
+    pyrepr,
     return_code,
     symfloat_code,
     value_idents,
 )
+from .cuda_host import HOST_PRELUDE
+from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
+from .cuda_prelude import PRELUDE, compute_type
+from .views import view_code
 
 
 class CudaGraphEmitter:
@@ -70,7 +71,7 @@ class CudaGraphEmitter:
         self.launches = 0
 
     def sym(self, name: str) -> str:
-        return _ident(name)
+        return ident(name)
 
     def dim(self, d) -> str:
         return format_code(d, self.sym)
@@ -136,7 +137,7 @@ class CudaGraphEmitter:
                 s = as_symbol(d) if isinstance(d, Expr) else None
                 if s is not None and s not in bound:
                     bound.add(s)
-                    body.append(f"{_ident(s)} = {self.names[id(v)]}.shape[{axis}]")
+                    body.append(f"{ident(s)} = {self.names[id(v)]}.shape[{axis}]")
         for i, (v, array) in enumerate(g.consts):
             self.consts[f"_c{i}"] = array
             body.append(f"{self.names[id(v)]} = _const(cp, {self.name}_consts, '_c{i}')")
@@ -194,7 +195,7 @@ class CudaGraphEmitter:
                             every.update(free_symbols(term))
         self.free = sorted((every | found) - bound)
         params = ", ".join(self.names[id(v)] for v in self.graph.inputs)
-        extra = ", ".join(_ident(s) for s in self.free)
+        extra = ", ".join(ident(s) for s in self.free)
         return ", ".join(x for x in (params, "*, " + extra if extra else "") if x)
 
     def _kernel(self, k: Kernel, cname: str, by_name, before_launch=()) -> list[str]:
@@ -405,28 +406,26 @@ class CudaGraphEmitter:
                 f"the CUDA target computes `{e.op}` feeding a host computation only as a view"
             )
         a = self._host_view(e.inputs[0], prod)
-        p = e.params
-        if e.op in ("transpose", "expand_dims", "squeeze", "flip"):  # CuPy's function, its
-            return f"cp.{e.op}({a}, {p['perm' if e.op == 'transpose' else 'axis']!r})"  # axes
-        if e.op in ("broadcast_to", "reshape"):  # CuPy's function, to the output's shape
-            return f"cp.{e.op}({a}, {self.shape(e.out.type.shape)})"
-        if e.op == "getitem":
-            items = []
-            for item in p["index"]:
-                if item is Ellipsis:
-                    items.append("...")
-                elif item is None:
-                    items.append("None")
-                elif isinstance(item, SliceSpec):
-                    start, n = self.dim(item.start), self.dim(item.length)
-                    items.append(f"_slice({start}, {n}, {item.step})")
-                else:
-                    items.append(self.dim(item))
-            return f"{a}[{', '.join(items) or '()'}]"
-        raise UnsupportedError(f"the CUDA target cannot view `{e.op}` on the host")
+        m = view_map(e, self.plan.same)
+        if isinstance(m, Linear):  # CuPy's reshape, to the output's shape
+            return f"cp.reshape({a}, {self.shape(e.out.type.shape)})"
+        if isinstance(m, Pieces):
+            raise UnsupportedError(f"the CUDA target cannot view `{e.op}` on the host")
+        region = tuple((0, d) for d in e.out.type.shape)
+        span = interval(m, region)
+        cut = [
+            ":" if lo == 0 and self.plan.same((hi,), (d,)) else f"{self.dim(lo)}:{self.dim(hi)}"
+            for (lo, hi), d in zip(span, e.inputs[0].type.shape)
+        ]
+        while cut and cut[-1] == ":":
+            cut.pop()
+        base = f"{a}[{', '.join(cut)}]" if cut else a
+        return view_code(
+            m, base, region, e.out.type.shape, self.dim, self.shape, self.plan.same, "cp"
+        )
 
 
-def _attr(v, dim, sym=_ident) -> str:
+def _attr(v, dim, sym=ident) -> str:
     if isinstance(v, SymFloat):
         return symfloat_code(v, sym)
     if isinstance(v, np.dtype):
@@ -436,7 +435,7 @@ def _attr(v, dim, sym=_ident) -> str:
     if isinstance(v, tuple):
         inner = ", ".join(_attr(x, dim) for x in v)
         return f"({inner}{',' if len(v) == 1 else ''})"
-    return _pyrepr(v)
+    return pyrepr(v)
 
 
 _COMPILED = [0]
@@ -471,7 +470,7 @@ def compile_graph_cuda(plan: GraphPlan, cp):
     free = emitter.free
 
     def run(values, env):
-        return list(fn(cp, *values, **{_ident(s): env[s] for s in free}))
+        return list(fn(cp, *values, **{ident(s): env[s] for s in free}))
 
     run.cuda_source = cuda_source
     run.host_source = host_source

@@ -17,15 +17,8 @@ import numpy as np
 from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol, format_code
-from .numpy_target import (
-    PRELUDE,
-    GraphEmitter,
-    _ident,
-    const_code,
-    load,
-    source_lines,
-    symfloat_code,
-)
+from .common import const_code, ident, source_lines, symfloat_code
+from .numpy_target import PRELUDE, GraphEmitter, load
 
 _COUNTER = [0]
 
@@ -57,11 +50,11 @@ class FunctionEmitter:
     def host(self, hv) -> str:
         name = self.hosts.get(id(hv))
         if name is None:
-            name = self.hosts[id(hv)] = f"h_{_ident(hv.name)}_{len(self.hosts)}"
+            name = self.hosts[id(hv)] = f"h_{ident(hv.name)}_{len(self.hosts)}"
         return name
 
     def sym(self, name: str) -> str:
-        return _ident(name)
+        return ident(name)
 
     def render(self) -> str:
         fn = self.fn

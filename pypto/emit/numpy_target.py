@@ -17,7 +17,6 @@ the blocks (BLAS has its own threads); their epilogues run block by block.
 
 from __future__ import annotations
 
-import base64
 import linecache
 import os
 import sys
@@ -26,6 +25,15 @@ import numpy as np
 
 from ..errors import InternalError
 from ..ir import Literal, Var
+from ..lower.index_map import (
+    IndexMap,
+    Linear,
+    Pieces,
+    broadcast_map,
+    interval,
+    moves_data,
+    view_map,
+)
 from ..ops.indexing import SliceSpec
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.chunk import follow
@@ -39,10 +47,11 @@ from ..symbolic import (
     as_symbol,
     format_code,
     free_symbols,
-    is_dim,
     smax,
     smin,
 )
+from .common import const_code, ident, literal_code, pyrepr, return_code, source_lines, value_idents
+from .views import view_code
 
 PRELUDE = '''\
 import base64
@@ -408,24 +417,6 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=256):
 _S, _E, _I0, _I1 = Sym("_s"), Sym("_e"), Sym("_i0"), Sym("_i1")
 
 
-def _ident(name: str) -> str:
-    return name.replace(".", "_")
-
-
-def value_idents(plan: GraphPlan) -> dict[int, str]:
-    """id(value) -> its name in generated code, for both targets: ``v_`` + its printed name;
-    an input its own name, unless a size symbol is spelled so (an input ``x0_1`` beside the
-    size ``x0.1``)."""
-    names = {k: "v_" + _ident(v) for k, v in plan.names.items()}
-    symbols = {_ident(s) for v in plan.graph.inputs for d in v.type.shape for s in free_symbols(d)}
-    for v in plan.graph.inputs:
-        name = _ident(v.name)
-        while name in symbols:
-            name += "_in"
-        names[id(v)] = name
-    return names
-
-
 STRIDED_OUT_BUGS = {np.negative, np.isfinite}  # see _fresh_out (the prelude)
 
 
@@ -477,7 +468,7 @@ class GraphEmitter:
 
     # -- symbols -----------------------------------------------------------------------------
     def sym(self, name: str) -> str:
-        return _ident(name)
+        return ident(name)
 
     def dim(self, d) -> str:
         return format_code(d, self.sym)
@@ -498,7 +489,7 @@ class GraphEmitter:
         bound = self._bind_symbols()
         free = sorted(self._free_symbols() - bound)
         params = ", ".join(self.names[id(v)] for v in g.inputs)
-        extra = ", ".join(f"{_ident(s)}" for s in free)
+        extra = ", ".join(f"{ident(s)}" for s in free)
         sig = ", ".join(x for x in (params, "*, " + extra if extra else "") if x)
         head = [f"def {self.name}({sig}):"]
         self.free = free
@@ -546,7 +537,7 @@ class GraphEmitter:
                     s = as_symbol(d)
                     if s is not None and s not in bound:
                         bound.add(s)
-                        lines.append(f"    {_ident(s)} = {self.names[id(v)]}.shape[{axis}]")
+                        lines.append(f"    {ident(s)} = {self.names[id(v)]}.shape[{axis}]")
         self.prelude_lines = lines
         return bound
 
@@ -810,7 +801,7 @@ class GraphEmitter:
             ctx.memo[key] = code
             return code
         local = f"{name}_{self._next()}"
-        if family(e) == "index" and e.op in ("transpose", "getitem", "flip"):
+        if family(e) == "index" and self._strided(e):
             self.views.add(local)  # a strided view: new arrays made from it follow its layout
         if self.scratch and ctx is not self.pre and self._is_ufunc_map(e) and code.endswith(")"):
             # laid out like the first operand when that is a strided view (a transposed read
@@ -823,6 +814,14 @@ class GraphEmitter:
         if family(e) in ("map", "reduce", "scan") and not e.out.type.weak and v.type.rank:
             self.fresh.add(local)
         return local
+
+    def _strided(self, e) -> bool:
+        """A view that moves elements (a transpose, a slice, a flip): new arrays made from it
+        follow its layout."""
+        m = view_map(e, self.plan.same)
+        return isinstance(m, IndexMap) and moves_data(
+            m, e.inputs[0].type.shape, e.out.type.shape, self.plan.same
+        )
 
     def _ufunc_in_place(self, e, region, ctx, out):
         """A ufunc map written into ``out``, or into an operand's block-sized array that
@@ -983,14 +982,7 @@ class GraphEmitter:
     def _broadcast_region(self, a, region, shape):
         """The region of operand ``a`` that a map with result ``shape`` reads over ``region``
         (right-aligned; a size-1 axis against a larger one is broadcast: read whole)."""
-        shift = len(region) - a.type.rank
-        out = []
-        for i, d in enumerate(a.type.shape):
-            j = i + shift
-            one = d == 1 or self.plan.same((d,), (1,))
-            broadcast = one and (j < 0 or not (shape[j] == 1 or self.plan.same((shape[j],), (1,))))
-            out.append((0, 1) if broadcast else region[j])
-        return tuple(out)
+        return interval(broadcast_map(a.type.shape, shape, self.plan.same), region)
 
     def _literal(self, lit: Literal) -> str:
         return literal_code(lit, self.sym)
@@ -1137,201 +1129,64 @@ class GraphEmitter:
             return self._literal(Literal(v, None))
         if isinstance(v, SliceSpec):
             raise InternalError("slice attributes are emitted by their op")
-        return _pyrepr(v)
+        return pyrepr(v)
 
     # -- reorders ----------------------------------------------------------------------------
     def _reorder(self, e, region, ctx) -> str:
+        """A view over ``region``: its operand over the interval its map gives (one rule per
+        op, in the registry: pypto/lower/index_map.py), then subscripted, transposed or
+        broadcast to the view's value (emit/views.py)."""
         a = e.inputs[0]
-        attrs = e.params
-        if e.op == "transpose":
-            perm = attrs["perm"]
-            ar = [None] * len(perm)
-            for j, p in enumerate(perm):
-                ar[p] = region[j]
-            return f"np.transpose({self._value(a, tuple(ar), ctx)}, {perm!r})"
-        if e.op == "expand_dims":
-            axes = attrs["axis"]
-            ar = tuple(r for j, r in enumerate(region) if j not in axes)
-            code = f"np.expand_dims({self._value(a, ar, ctx)}, {axes!r})"
-            cut = [
-                f"{self.dim(lo)}:{self.dim(hi)}" if j in axes and (lo, hi) != (0, 1) else ":"
-                for j, (lo, hi) in enumerate(region)
-            ]  # a new axis' region is all of it, or empty (an empty slice of it)
-            return f"{code}[{', '.join(cut)}]" if any(c != ":" for c in cut) else code
-        if e.op == "squeeze":
-            axes = attrs["axis"]
-            it = iter(region)
-            ar = tuple((0, 1) if i in axes else next(it) for i in range(a.type.rank))
-            return f"np.squeeze({self._value(a, ar, ctx)}, {axes!r})"
-        if e.op == "broadcast_to":
-            ar = self._broadcast_region(a, region, e.out.type.shape)
-            shape = self._shape(tuple(hi - lo for lo, hi in region))
-            return f"np.broadcast_to({self._value(a, ar, ctx)}, {shape})"
-        if e.op == "flip":
-            axes = attrs["axis"]
-            ar = tuple(
-                (d - hi, d - lo) if i in axes else (lo, hi)
-                for i, ((lo, hi), d) in enumerate(zip(region, a.type.shape))
-            )
-            return f"np.flip({self._value(a, ar, ctx)}, {axes!r})"
-        if e.op == "getitem":
-            return self._getitem(e, region, ctx)
-        if e.op == "reshape":
-            src, dst = a.type.shape, e.out.type.shape
-            p = 0
-            while p < min(len(src), len(dst)) and src[p] == dst[p]:
-                p += 1
-            restricted = [i for i, (r, d) in enumerate(zip(region, dst)) if r != (0, d)]
-            if all(i < p for i in restricted):
-                ar = tuple(region[i] if i < p else (0, d) for i, d in enumerate(src))
-                shape = self._shape(tuple(hi - lo for lo, hi in region[:p]) + tuple(dst[p:]))
-                return f"np.reshape({self._value(a, ar, ctx)}, {shape})"
-            whole = f"np.reshape({self._value(a, self._full(a), ctx)}, {self._shape(dst)})"
-            index = self._index(region, dst)
-            return f"{whole}[{index}]" if index else whole
-        if e.op == "concatenate":
-            ax = attrs["axis"]
-            lo, hi = region[ax]
-            k = self.within.get((id(e.out), lo, hi))
-            if k is not None:  # the region lies inside piece k (see _split)
-                start = sum((p.type.shape[ax] for p in e.inputs[:k]), 0)
-                pr = tuple((lo - start, hi - start) if i == ax else r for i, r in enumerate(region))
-                return self._value(e.inputs[k], pr, ctx)
-            parts, start = [], 0
-            for piece in e.inputs:
-                n = piece.type.shape[ax]
-                plo = smin(smax(lo - start, 0), n)
-                phi = smin(smax(hi - start, 0), n)
-                pr = tuple((plo, phi) if i == ax else r for i, r in enumerate(region))
-                if lo == 0 and self.plan.same((hi,), (e.out.type.shape[ax],)):
-                    pr = tuple((0, n) if i == ax else r for i, r in enumerate(region))
-                parts.append(self._value(piece, pr, ctx))
-                start = start + n
-            if lo == 0 and self.plan.same((hi,), (e.out.type.shape[ax],)):
-                return f"np.concatenate([{', '.join(parts)}], axis={ax})"
-            return f"_cat([{', '.join(parts)}], {ax})"  # a block may lie inside one piece
-        raise InternalError(f"no NumPy code for the reorder `{e.op}`")
-
-    def _getitem(self, e, region, ctx) -> str:
-        a = e.inputs[0]
-        index = [i for i in e.params["index"] if i is not Ellipsis]
+        m = view_map(e, self.plan.same)
+        if isinstance(m, Linear):
+            return self._reshape(a, m, region, ctx)
+        if isinstance(m, Pieces):
+            return self._concatenate(e, m, region, ctx)
         direct = id(a) in self.inputs or id(a) in self.whole
-        scalar = len(index) == a.type.rank and not e.out.type.rank
-        if direct and index and scalar and all(is_dim(i) for i in index):
+        if direct and m.reads and m.fixed() and not e.out.type.rank:
             name = self.whole.get(id(a), self.names[id(a)])  # one element: a[i, j]
-            return f"{name}[{', '.join(self.dim(i) for i in index)}]"
-        ar, post, j, cut = [], [], 0, []
-        for item in index:
-            if item is None:
-                post.append("None")
-                lo, hi = region[j]
-                if (lo, hi) != (0, 1):  # an empty region of a new axis
-                    cut.append((j, f"{self.dim(lo)}:{self.dim(hi)}"))
-                j += 1
-            elif isinstance(item, SliceSpec):
-                lo, hi = region[j]
-                step = item.step
-                if step > 0:  # (an empty region stays empty: lo == hi, not hi < lo)
-                    first = item.start + step * lo
-                    ar.append((first, smax(item.start + step * (hi - 1) + 1, first)))
-                else:
-                    end = item.start + step * lo + 1
-                    ar.append((smin(item.start + step * (hi - 1), end), end))
-                post.append(":" if step == 1 else f"::{step}")
-                j += 1
+            return f"{name}[{', '.join(self.dim(r.offset) for r in m.reads)}]"
+        base = self._value(a, interval(m, region), ctx)
+        return view_code(m, base, region, e.out.type.shape, self.dim, self._shape, self.plan.same)
+
+    def _reshape(self, a, m: Linear, region, ctx) -> str:
+        src, dst = m.src, m.dst
+        p = 0
+        while p < min(len(src), len(dst)) and src[p] == dst[p]:
+            p += 1
+        restricted = [i for i, (r, d) in enumerate(zip(region, dst)) if r != (0, d)]
+        if all(i < p for i in restricted):
+            ar = tuple(region[i] if i < p else (0, d) for i, d in enumerate(src))
+            shape = self._shape(tuple(hi - lo for lo, hi in region[:p]) + tuple(dst[p:]))
+            return f"np.reshape({self._value(a, ar, ctx)}, {shape})"
+        whole = f"np.reshape({self._value(a, self._full(a), ctx)}, {self._shape(dst)})"
+        index = self._index(region, dst)
+        return f"{whole}[{index}]" if index else whole
+
+    def _concatenate(self, e, m: Pieces, region, ctx) -> str:
+        ax = m.axis
+        lo, hi = region[ax]
+        k = self.within.get((id(e.out), lo, hi))
+        if k is not None:  # the region lies inside piece k (see _split)
+            return self._value(e.inputs[k], interval(m.piece(k), region), ctx)
+        whole = lo == 0 and self.plan.same((hi,), (e.out.type.shape[ax],))
+        parts = []
+        for piece, start, n in zip(e.inputs, m.starts(), m.sizes):
+            if whole:
+                span = (0, n)
             else:
-                ar.append((item, item + 1))
-                post.append("0")
-        for d in a.type.shape[len(ar) :]:
-            ar.append((0, d))
-        base = self._value(a, tuple(ar), ctx)
-        while post and post[-1] == ":":
-            post.pop()
-        code = f"{base}[{', '.join(post)}]" if post else base
-        if cut:
-            items = [":"] * e.out.type.rank
-            for axis, text in cut:
-                items[axis] = text
-            code = f"{code}[{', '.join(items)}]"
-        return code
+                span = (smin(smax(lo - start, 0), n), smin(smax(hi - start, 0), n))
+            pr = tuple(span if i == ax else r for i, r in enumerate(region))
+            parts.append(self._value(piece, pr, ctx))
+        if whole:
+            return f"np.concatenate([{', '.join(parts)}], axis={ax})"
+        return f"_cat([{', '.join(parts)}], {ax})"  # a block may lie inside one piece
 
 
 class _Ctx:
     def __init__(self, lines, memo):
         self.lines = lines
         self.memo = memo
-
-
-def return_code(outputs, names, literal, scalars=()) -> str:
-    """``return (...)`` of a graph's outputs, in both targets: literals as code, Python scalars
-    through ``_py``, rank-0 arrays in ``scalars`` (ids) as NumPy scalars, as NumPy returns them."""
-    results = []
-    for a in outputs:
-        if isinstance(a, Literal):
-            results.append(literal(a))
-        elif a.type.weak:
-            results.append(f"_py({names[id(a)]})")
-        elif a.type.rank == 0 and id(a) in scalars:
-            results.append(f"{names[id(a)]}[()]")
-        else:
-            results.append(names[id(a)])
-    return f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"
-
-
-def literal_code(lit: Literal, name_of) -> str:
-    """A literal operand as Python source: sizes through ``name_of``, NumPy scalars typed."""
-    v = lit.value
-    if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
-        return format_code(v, name_of)
-    if isinstance(v, SymFloat):
-        return symfloat_code(v, name_of)
-    if isinstance(v, np.generic):
-        return f"np.{v.dtype.name}({_pyrepr(v.item())})"
-    return _pyrepr(v)
-
-
-def source_lines(k: Kernel) -> str:
-    """`` # file.py:LINE`` (or ``:FIRST-LAST``): the user's lines a kernel computes."""
-    sites = [e.site for e in k.body.eqns if e.site is not None and e.site.lineno]
-    if not sites:
-        return ""
-    name = os.path.basename(sites[0].filename)
-    lines = sorted({s.lineno for s in sites if s.filename == sites[0].filename})
-    span = f"{lines[0]}" if lines[0] == lines[-1] else f"{lines[0]}-{lines[-1]}"
-    return f"  # {name}:{span}"
-
-
-def const_code(value) -> str:
-    """Python source that rebuilds a constant: a literal for scalars and small arrays, base64
-    of the bytes for larger ones (deterministic: same value, same text)."""
-    if isinstance(value, np.generic):
-        return f"np.{value.dtype.name}({_pyrepr(value.item())})"
-    if not isinstance(value, np.ndarray):
-        return _pyrepr(value)
-    dt = value.dtype.name
-    if value.size <= 16 and value.dtype.kind in "biuf":
-        items = [_pyrepr(x) for x in value.reshape(-1).tolist()]
-        return f"np.array([{', '.join(items)}], np.{dt}).reshape({value.shape!r})"
-    data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<")).tobytes()
-    return f"_array({base64.b64encode(data).decode()!r}, {dt!r}, {value.shape!r})"
-
-
-def symfloat_code(v: SymFloat, name_of) -> str:
-    """A float that depends on sizes as a Python expression."""
-    parts = [repr(float(v.const))]
-    parts += [f"{coef!r} * {format_code(term, name_of)}" for term, coef in v.terms]
-    return "(" + " + ".join(parts) + ")"
-
-
-def _pyrepr(v) -> str:
-    if isinstance(v, float):
-        if v != v:
-            return "float('nan')"
-        if v in (float("inf"), float("-inf")):
-            return f"float({str(v)!r})"
-    if isinstance(v, complex):
-        return f"complex({_pyrepr(v.real)}, {_pyrepr(v.imag)})"
-    return repr(v)
 
 
 _COUNTER = [0]
@@ -1369,7 +1224,7 @@ def compile_graph(plan: GraphPlan):
     free = emitter.free
 
     def run(values, env):
-        return list(fn(*values, **{_ident(s): env[s] for s in free}))
+        return list(fn(*values, **{ident(s): env[s] for s in free}))
 
     run.source = text
     plan._numpy_fn = run

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..api import apply, current_site
 from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
+from ..lower.index_map import IndexMap, Linear, Pieces, Read, broadcast_map, getitem_map
 from ..registry import REGISTRY, OpDef, register
 from ..shapes import fits, normalize_axes, normalize_axis, size_of
 from ..symbolic import Expr, floordiv
@@ -30,6 +31,7 @@ def _reorder(
     layout=None,
     write=None,
     array_0d=None,
+    index_map=None,
 ):
     """``layout``: the order of axes in memory of the result (passes/layout.py) from the
     equation and its operands' ``(order, zero)``, or "merge" (NumPy's iterator order, as maps);
@@ -37,7 +39,10 @@ def _reorder(
 
     ``write``: for a view NumPy lets one write through, ``write(base, new, **attrs)`` is the
     base's value once ``new`` (the view's whole new value) is written through the view
-    ``op(base, **attrs)``; none: writes through it are refused."""
+    ``op(base, **attrs)``; none: writes through it are refused.
+
+    ``index_map(e, same)``: where each result element comes from (pypto/lower/index_map.py):
+    the one statement of the view's index rule that chunking, fusion and the targets read."""
     api.__name__ = api.__qualname__ = name
     extra = {"layout": layout} if layout is not None else {}
     if write is not None:
@@ -55,6 +60,7 @@ def _reorder(
             normalize=normalize,
             numpy=numpy,
             aliases=aliases,
+            index_map=index_map,
             extra=extra,
         )
     )
@@ -161,6 +167,10 @@ _reorder(
     aliases=("permute_dims",),
     layout=_transpose_layout,
     write=lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
+    index_map=lambda e, same: IndexMap(
+        tuple(Read(e.params["perm"].index(i)) for i in range(len(e.params["perm"]))),
+        len(e.params["perm"]),
+    ),
 )
 
 
@@ -200,6 +210,7 @@ _reorder(
     _reshape_norm,
     (np.reshape,),
     write=lambda base, new, shape: _reshape_write(base, new, shape),
+    index_map=lambda e, same: Linear(tuple(e.inputs[0].type.shape), tuple(e.out.type.shape)),
 )
 
 
@@ -244,6 +255,10 @@ _reorder(
     (np.expand_dims,),
     layout=_expand_dims_layout,
     write=lambda base, new, axis: reshape(new, base.shape),
+    index_map=lambda e, same: IndexMap(
+        tuple(Read(j) for j in range(e.out.type.rank) if j not in e.params["axis"]),
+        e.out.type.rank,
+    ),
 )
 
 
@@ -279,7 +294,19 @@ _reorder(
     (np.squeeze,),
     layout=_squeeze_layout,
     write=lambda base, new, axis: reshape(new, base.shape),
+    index_map=lambda e, same: _squeeze_map(e.inputs[0].type.rank, e.params["axis"]),
 )
+
+
+def _squeeze_map(rank, axis):
+    reads, out = [], 0
+    for i in range(rank):
+        if i in axis:
+            reads.append(Read(None, 0, 0))
+        else:
+            reads.append(Read(out))
+            out += 1
+    return IndexMap(tuple(reads), out)
 
 
 # -- broadcast_to ---------------------------------------------------------------------------------
@@ -310,6 +337,7 @@ _reorder(
     _broadcast_to_norm,
     (np.broadcast_to,),
     layout=_broadcast_to_layout,
+    index_map=lambda e, same: broadcast_map(e.inputs[0].type.shape, e.out.type.shape, same),
 )
 
 
@@ -328,6 +356,13 @@ _reorder(
     (np.flip,),
     layout=same_layout,
     write=lambda base, new, axis: flip(new, axis),
+    index_map=lambda e, same: IndexMap(
+        tuple(
+            Read(i, -1, d - 1) if i in e.params["axis"] else Read(i)
+            for i, d in enumerate(e.inputs[0].type.shape)
+        ),
+        e.out.type.rank,
+    ),
 )
 
 
@@ -355,6 +390,7 @@ _reorder(
     layout=_getitem_layout,
     array_0d=lambda index: Ellipsis in index,  # x[0, ...] is a 0-d view, x[0] a scalar
     write=lambda base, new, index: REGISTRY["store"].api(base, new, index),
+    index_map=lambda e, same: getitem_map(e.params["index"], e.inputs[0].type.rank),
 )
 
 
@@ -419,4 +455,7 @@ _reorder(
     dtype_rule=promoted_dtype,
     aliases=("concat",),
     layout="merge",
+    index_map=lambda e, same: Pieces(
+        e.params["axis"], tuple(a.type.shape[e.params["axis"]] for a in e.inputs), e.out.type.rank
+    ),
 )

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..api import apply
 from ..errors import ShapeError
+from ..lower.index_map import getitem_map
 from ..registry import OpDef, register
 from ..shapes import fits
 from .indexing import getitem_shape, normalize_index
@@ -60,6 +61,8 @@ register(
         shape_rule=lambda ctx, base, value, index: base,
         dtype_rule=lambda base, value, index: as_dtype(base),
         normalize=_normalize,
+        # the base positions each element of the region (the value broadcast to it) goes to
+        index_map=lambda e, same: getitem_map(e.params["index"], e.inputs[0].type.rank),
         extra={"layout": same_layout},  # the base's order of axes
     )
 )

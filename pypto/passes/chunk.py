@@ -19,7 +19,15 @@ from __future__ import annotations
 import os
 
 from ..ir import Var
-from ..ops.indexing import SliceSpec
+from ..lower.index_map import (
+    BAD,
+    Linear,
+    Pieces,
+    broadcast_map,
+    chunk_tag,
+    getitem_map,
+    view_map,
+)
 from ..registry import REGISTRY
 from ..shapes import size_of
 from ..symbolic import floordiv, smax
@@ -31,8 +39,6 @@ from .plan import Chunking, GraphPlan, Kernel
 # the page faults of fresh temporaries (glibc maps blocks above 128 KiB afresh) stay small.
 CACHE_BUDGET = 4 << 20
 LIVE_TEMPORARIES = 3  # block-sized temporaries alive at once (the emitter reuses dead ones)
-
-BAD = "bad"
 
 
 def chunk(plan: GraphPlan, notes: list[str], budget: int | None = None) -> GraphPlan:
@@ -135,8 +141,8 @@ def follow(k: Kernel, axis: int, same):
     stores = {id(st.out): st for st in k.stores}
     for v in k.outputs:
         if id(v) in stores:  # written over a region: the domain is the region
-            index = [i for i in stores[id(v)].index if i is not Ellipsis]
-            tag = getitem_tag(index, axis, frozenset({0}))
+            m = getitem_map(stores[id(v)].index, v.type.rank)
+            tag = chunk_tag(m, axis, frozenset({0}))
             if tag is BAD:
                 return None
         elif same(v.type.shape, k.domain) or v.type.rank == len(k.domain):
@@ -169,15 +175,12 @@ def _operand_tags(e, tag, same):
     out = e.out.type
     fam = family(e)
     if fam in ("map", "scalar"):
-        res = []
-        for a in e.inputs:
-            shift = out.rank - a.type.rank
-            i = ax - shift
-            if i < 0 or (same((a.type.shape[i],), (1,)) and not same((out.shape[ax],), (1,))):
-                res.append(None)
-            else:
-                res.append((i, off))
-        return res
+        return [
+            chunk_tag(broadcast_map(a.type.shape, out.shape, same), ax, off)
+            if isinstance(a, Var)
+            else None
+            for a in e.inputs
+        ]
     if fam == "reduce":
         axes, keep = e.params["axis"], e.params["keepdims"]
         if keep:
@@ -186,91 +189,28 @@ def _operand_tags(e, tag, same):
         return [(kept[ax], off)]
     if fam == "scan":
         return BAD if ax == e.params["axis"] else [(ax, off)]
-    if e.op == "transpose":
-        return [(e.params["perm"][ax], off)]
-    if e.op == "flip":  # along the chunk axis a block would read the mirrored block
-        return BAD if ax in e.params["axis"] else [(ax, off)]
-    if e.op in ("getitem", "store"):
-        return _index_tags(e, ax, off)
-    if e.op == "expand_dims":
-        if ax in e.params["axis"]:
-            return [None]
-        return [(ax - sum(1 for a in e.params["axis"] if a < ax), off)]
-    if e.op == "squeeze":
-        kept = [a for a in range(e.inputs[0].type.rank) if a not in e.params["axis"]]
-        return [(kept[ax], off)]
-    if e.op == "broadcast_to":
-        a = e.inputs[0]
-        i = ax - (out.rank - a.type.rank)
-        return [None if i < 0 or a.type.shape[i] == 1 else (i, off)]
-    if e.op == "reshape":
-        src = e.inputs[0].type.shape
-        if tuple(src[: ax + 1]) == tuple(out.shape[: ax + 1]):
-            return [(ax, off)]
-        return BAD
-    if e.op == "concatenate":
-        if ax != e.params["axis"]:
-            return [(ax, off) for _ in e.inputs]
-        tags, start = [], 0  # along its axis: piece k holds the positions from its start on
-        for a in e.inputs:
-            tags.append((ax, _shift(off, -start)))
-            start = start + a.type.shape[ax]
-        return tags
+    if fam == "store":  # the base follows the same axis, the value the region's axis
+        value, pos = e.inputs[1], view_map(e, same).reads[ax].src
+        region_rank = view_map(e, same).out_rank
+        i = None if pos is None else pos - (region_rank - value.type.rank)
+        if i is not None and (i < 0 or value.type.shape[i] == 1):
+            i = None
+        return [(ax, off), None if i is None else (i, frozenset({0}))]
+    if fam == "index":
+        m = view_map(e, same)
+        if isinstance(m, Linear):
+            src = m.src
+            return [(ax, off)] if tuple(src[: ax + 1]) == tuple(out.shape[: ax + 1]) else BAD
+        if isinstance(m, Pieces):
+            if ax != m.axis:
+                return [(ax, off) for _ in e.inputs]
+            # along its axis: piece k holds the positions from its start on
+            return [(ax, _shift(off, -start)) for start in m.starts()]
+        t = chunk_tag(m, ax, off)
+        return BAD if t is BAD else [t]
     if fam in ("contraction", "attention") and e.op != "dot":
         return _product_tags(e, ax, off)
     return BAD
-
-
-def _index_tags(e, ax, off):
-    """getitem: output axis ax -> the input axis it reads (with the slice's offset);
-    store: the base follows the same axis, the value the region's axis."""
-    index = [i for i in e.params["index"] if i is not Ellipsis]
-    if e.op == "getitem":
-        target = getitem_tag(index, ax, off)
-        return BAD if target is BAD else [target]
-    value = e.inputs[1]
-    region_rank = sum(1 for i in index if i is None or isinstance(i, SliceSpec))
-    pos = _region_position(index, ax)
-    i = None if pos is None else pos - (region_rank - value.type.rank)
-    if i is not None and (i < 0 or value.type.shape[i] == 1):
-        i = None
-    return [(ax, off), None if i is None else (i, frozenset({0}))]
-
-
-def getitem_tag(index, ax, off):
-    """The input axis (and offset) an index reads output axis ``ax`` from; None for a new
-    axis; BAD for a reversed or strided slice (the block would not be a contiguous range)."""
-    out_axis, in_axis = 0, 0
-    for item in index:
-        if item is None:
-            if out_axis == ax:
-                return None
-            out_axis += 1
-        elif isinstance(item, SliceSpec):
-            if out_axis == ax:
-                return (in_axis, _shift(off, item.start)) if item.step == 1 else BAD
-            out_axis += 1
-            in_axis += 1
-        else:
-            in_axis += 1
-    return None
-
-
-def _region_position(index, in_axis):
-    out_axis, axis = 0, 0
-    for item in index:
-        if item is None:
-            out_axis += 1
-        elif isinstance(item, SliceSpec):
-            if axis == in_axis:
-                return out_axis
-            out_axis += 1
-            axis += 1
-        else:
-            if axis == in_axis:
-                return None
-            axis += 1
-    return None
 
 
 def _product_tags(e, ax, off):

@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
-from ..ops.indexing import SliceSpec, getitem_shape
-from ..ops.reorders import moves_elements
+from ..lower.index_map import moves_data, view_map
+from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, size_of
 from ..symbolic import mul
@@ -432,48 +432,16 @@ class Fuser:
     @staticmethod
     def _trivial(chain) -> bool:
         """The reorders only add or drop size-1 axes or broadcast (no data moves)."""
-        for e in chain:
-            if family(e) == "scalar":
-                continue
-            src, out = e.inputs[0].type.shape, e.out.type.shape
-            if e.op in ("expand_dims", "squeeze", "broadcast_to"):
-                continue
-            if e.op == "reshape" and not moves_elements(src, out):
-                continue
-            if e.op == "getitem" and all(
-                item is None
-                or (
-                    isinstance(item, SliceSpec)
-                    and item.start == 0
-                    and item.step == 1
-                    and item.length == d
-                )
-                or (item == 0 and d == 1)
-                for item, d in zip(_items(e.params["index"]), _dims(e.params["index"], src))
-            ):
-                continue
-            if e.op == "transpose":
-                moved = [a for a in e.params["perm"] if src[a] != 1]
-                if moved == sorted(moved):
-                    continue
-            return False
-        return True
+        return not any(
+            moves_data(view_map(e, _same), e.inputs[0].type.shape, e.out.type.shape, _same)
+            for e in chain
+            if family(e) != "scalar"
+        )
 
 
-def _items(index):
-    return [i for i in index if i is not Ellipsis]
-
-
-def _dims(index, shape):
-    """The input size each index item applies to (None for new axes)."""
-    dims, axis = [], 0
-    for item in _items(index):
-        if item is None:
-            dims.append(None)
-        else:
-            dims.append(shape[axis])
-            axis += 1
-    return dims
+def _same(a, b) -> bool:
+    """Sizes equal as written (fusion's trivial reorders do not ask the facts)."""
+    return tuple(a) == tuple(b)
 
 
 # -- groups to kernels ----------------------------------------------------------------------------

@@ -1,0 +1,118 @@
+"""What both targets write the same way: names of values, literals, constants, the return.
+
+Neither target imports the other: the NumPy target, the CUDA target (its CuPy host code) and
+the host program (emit/host.py) take these from here.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import numpy as np
+
+from ..ir import Literal
+from ..passes.plan import GraphPlan, Kernel
+from ..symbolic import Expr, SymFloat, format_code, free_symbols
+
+
+def ident(name: str) -> str:
+    return name.replace(".", "_")
+
+
+def value_idents(plan: GraphPlan) -> dict[int, str]:
+    """id(value) -> its name in generated code, for both targets: ``v_`` + its printed name;
+    an input its own name, unless a size symbol is spelled so (an input ``x0_1`` beside the
+    size ``x0.1``)."""
+    names = {k: "v_" + ident(v) for k, v in plan.names.items()}
+    symbols = {ident(s) for v in plan.graph.inputs for d in v.type.shape for s in free_symbols(d)}
+    for v in plan.graph.inputs:
+        name = ident(v.name)
+        while name in symbols:
+            name += "_in"
+        names[id(v)] = name
+    return names
+
+
+def return_code(outputs, names, literal, scalars=()) -> str:
+    """``return (...)`` of a graph's outputs, in both targets: literals as code, Python scalars
+    through ``_py``, rank-0 arrays in ``scalars`` (ids) as NumPy scalars, as NumPy returns them."""
+    results = []
+    for a in outputs:
+        if isinstance(a, Literal):
+            results.append(literal(a))
+        elif a.type.weak:
+            results.append(f"_py({names[id(a)]})")
+        elif a.type.rank == 0 and id(a) in scalars:
+            results.append(f"{names[id(a)]}[()]")
+        else:
+            results.append(names[id(a)])
+    return f"return ({', '.join(results)}{',' if len(results) == 1 else ''})"
+
+
+def literal_code(lit: Literal, name_of) -> str:
+    """A literal operand as Python source: sizes through ``name_of``, NumPy scalars typed."""
+    v = lit.value
+    if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
+        return format_code(v, name_of)
+    if isinstance(v, SymFloat):
+        return symfloat_code(v, name_of)
+    if isinstance(v, np.generic):
+        return f"np.{v.dtype.name}({pyrepr(v.item())})"
+    return pyrepr(v)
+
+
+def source_lines(k: Kernel) -> str:
+    """`` # file.py:LINE`` (or ``:FIRST-LAST``): the user's lines a kernel computes."""
+    sites = [e.site for e in k.body.eqns if e.site is not None and e.site.lineno]
+    if not sites:
+        return ""
+    name = os.path.basename(sites[0].filename)
+    lines = sorted({s.lineno for s in sites if s.filename == sites[0].filename})
+    span = f"{lines[0]}" if lines[0] == lines[-1] else f"{lines[0]}-{lines[-1]}"
+    return f"  # {name}:{span}"
+
+
+def const_code(value) -> str:
+    """Python source that rebuilds a constant: a literal for scalars and small arrays, base64
+    of the bytes for larger ones (deterministic: same value, same text)."""
+    if isinstance(value, np.generic):
+        return f"np.{value.dtype.name}({pyrepr(value.item())})"
+    if not isinstance(value, np.ndarray):
+        return pyrepr(value)
+    dt = value.dtype.name
+    if value.size <= 16 and value.dtype.kind in "biuf":
+        items = [pyrepr(x) for x in value.reshape(-1).tolist()]
+        return f"np.array([{', '.join(items)}], np.{dt}).reshape({value.shape!r})"
+    data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<")).tobytes()
+    return f"_array({base64.b64encode(data).decode()!r}, {dt!r}, {value.shape!r})"
+
+
+def symfloat_code(v: SymFloat, name_of) -> str:
+    """A float that depends on sizes as a Python expression."""
+    parts = [repr(float(v.const))]
+    parts += [f"{coef!r} * {format_code(term, name_of)}" for term, coef in v.terms]
+    return "(" + " + ".join(parts) + ")"
+
+
+def pyrepr(v) -> str:
+    if isinstance(v, float):
+        if v != v:
+            return "float('nan')"
+        if v in (float("inf"), float("-inf")):
+            return f"float({str(v)!r})"
+    if isinstance(v, complex):
+        return f"complex({pyrepr(v.real)}, {pyrepr(v.imag)})"
+    return repr(v)
+
+
+__all__ = [
+    "const_code",
+    "ident",
+    "literal_code",
+    "pyrepr",
+    "return_code",
+    "source_lines",
+    "symfloat_code",
+    "value_idents",
+]
