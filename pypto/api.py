@@ -73,6 +73,11 @@ class Node:
         self.cache = None  # trace cache, owned by tracer.py
 
 
+# How a chain runs: tracer.py puts its ``run`` here when imported (``import pypto`` does), so
+# that the lazy API does not import the compiler that runs it.
+RUN_CHAIN: list = []
+
+
 def current_builder() -> GraphBuilder | None:
     return _BUILDER.get()
 
@@ -207,9 +212,7 @@ class Tensor:
     @api_boundary
     def run(self, **bindings):
         """Bind the named inputs to arrays (or scalars) and compute the chain's value."""
-        from .tracer import run
-
-        return run(self, **bindings)
+        return RUN_CHAIN[0](self, **bindings)
 
     # -- what is known before running ------------------------------------------------------------
     def _type(self, what: str):

@@ -27,6 +27,10 @@ from .shapes import Guard
 from .source import Site
 from .types import TensorType
 
+# The printed form of a graph: printer.py puts its ``format_graph`` here when imported
+# (``import pypto`` does), so that the IR does not import its printer.
+FORMAT_GRAPH: list = [repr]
+
 
 @dataclass(frozen=True, eq=False)
 class Var:
@@ -84,6 +88,4 @@ class Graph:
         return tuple(v.name for v in self.inputs)
 
     def __str__(self):
-        from .printer import format_graph
-
-        return format_graph(self)
+        return FORMAT_GRAPH[0](self)

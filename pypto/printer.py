@@ -21,6 +21,7 @@ import string
 
 import numpy as np
 
+from . import ir
 from .dtypes import short_name
 from .ir import Graph, Literal, Var
 from .symbolic import Expr, free_symbols
@@ -54,16 +55,16 @@ def format_attr(value) -> str:
     return repr(value)
 
 
-def _symbols(value, out: set) -> set:
+def symbols_in(value, out: set) -> set:
     """Size symbols mentioned in a type, an attribute or a literal (so names avoid them)."""
     if isinstance(value, Expr):
         out |= free_symbols(value)
     elif isinstance(value, tuple):
         for v in value:
-            _symbols(v, out)
+            symbols_in(v, out)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            _symbols(getattr(value, f.name), out)
+            symbols_in(getattr(value, f.name), out)
     return out
 
 
@@ -72,13 +73,13 @@ def value_names(graph: Graph) -> dict[int, str]:
     (avoiding size-symbol names)."""
     taken = set(graph.input_names)
     for v in graph.inputs:
-        _symbols(v.type.shape, taken)
+        symbols_in(v.type.shape, taken)
     for eqn in graph.eqns:
-        _symbols(eqn.attrs, taken)
-        _symbols(eqn.out.type.shape, taken)
+        symbols_in(eqn.attrs, taken)
+        symbols_in(eqn.out.type.shape, taken)
         for a in eqn.inputs:
             if isinstance(a, Literal):
-                _symbols(a.value, taken)
+                symbols_in(a.value, taken)
     fresh = _names(taken)
     names: dict[int, str] = {id(v): v.name for v in graph.inputs}
     for v, _ in graph.consts:
@@ -118,3 +119,6 @@ def format_graph(graph: Graph, names: dict[int, str] | None = None) -> str:
     if graph.guards:
         lines.append("  where " + ", ".join(str(g) for g in graph.guards))
     return "\n".join(lines)
+
+
+ir.FORMAT_GRAPH[:] = [format_graph]

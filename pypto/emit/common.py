@@ -13,11 +13,54 @@ import numpy as np
 
 from ..ir import Literal
 from ..passes.plan import GraphPlan, Kernel
-from ..symbolic import Expr, SymFloat, format_code, free_symbols
+from ..symbolic import Expr, SymFloat, as_symbol, format_code, free_symbols
 
 
 def ident(name: str) -> str:
     return name.replace(".", "_")
+
+
+def bound_symbols(graph) -> dict:
+    """Size symbols an input's shape gives: symbol -> (input, axis), first use."""
+    bound: dict = {}
+    for v in graph.inputs:
+        for axis, d in enumerate(v.type.shape):
+            s = as_symbol(d) if isinstance(d, Expr) else None
+            if s is not None and s not in bound:
+                bound[s] = (v, axis)
+    return bound
+
+
+def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
+    """Every size symbol a graph's code names: in shapes, attributes, literals, floats that
+    depend on sizes and (``chunks``) the blocks of chunked kernels."""
+    from ..printer import symbols_in
+
+    found: set[str] = set()
+    for v in plan.graph.inputs:
+        symbols_in(v.type.shape, found)
+
+    def floats(value):
+        if isinstance(value, SymFloat):
+            for term, _ in value.terms:
+                found.update(free_symbols(term))
+        elif isinstance(value, tuple):
+            for v in value:
+                floats(v)
+
+    for e in plan.graph.eqns:
+        symbols_in(e.out.type.shape, found)
+        symbols_in(e.attrs, found)
+        floats(e.attrs)
+        for a in e.inputs:
+            if isinstance(a, Literal):
+                symbols_in(a.value, found)
+                floats(a.value)
+    if chunks:
+        for k in plan.kernels:
+            if k.chunking is not None:
+                symbols_in((k.chunking.block, k.chunking.extent), found)
+    return found
 
 
 def value_idents(plan: GraphPlan) -> dict[int, str]:
@@ -107,7 +150,9 @@ def pyrepr(v) -> str:
 
 
 __all__ = [
+    "bound_symbols",
     "const_code",
+    "graph_symbols",
     "ident",
     "literal_code",
     "pyrepr",

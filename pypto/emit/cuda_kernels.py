@@ -11,7 +11,6 @@ computes (``params``: C declaration and host expression). See cuda_target.py for
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,9 +24,6 @@ from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
 from .common import symfloat_code
 from .cuda_prelude import compute_type, ctype
-
-if TYPE_CHECKING:
-    from .cuda_target import CudaGraphEmitter
 
 BLOCK = 256  # threads per block
 MAX_GRID = 4096  # blocks of a grid-stride launch
@@ -90,7 +86,7 @@ class ScanElsewhere(InternalError):
 class KernelWriter:
     """The CUDA C of one Plan kernel, and the host arguments of its launch."""
 
-    def __init__(self, ge: CudaGraphEmitter, k: Kernel, name: str, outputs=None, kind=None):
+    def __init__(self, ge, k: Kernel, name: str, outputs=None, kind=None):
         self.ge, self.k, self.name = ge, k, name
         self.outputs = tuple(k.outputs if outputs is None else outputs)
         self.kind = kind or k.kind

@@ -39,9 +39,11 @@ from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat, as_symbol, format_code
+from ..symbolic import Expr, SymFloat, format_code
 from .common import (
+    bound_symbols,
     const_code,
+    graph_symbols,
     ident,
     literal_code,
     pyrepr,
@@ -131,13 +133,8 @@ class CudaGraphEmitter:
         sig = self._signature()
         host = [f"def {self.name}(cp{', ' + sig if sig else ''}):"]
         body: list[str] = []
-        bound = set()
-        for v in g.inputs:
-            for axis, d in enumerate(v.type.shape):
-                s = as_symbol(d) if isinstance(d, Expr) else None
-                if s is not None and s not in bound:
-                    bound.add(s)
-                    body.append(f"{ident(s)} = {self.names[id(v)]}.shape[{axis}]")
+        for s, (v, axis) in bound_symbols(g).items():
+            body.append(f"{ident(s)} = {self.names[id(v)]}.shape[{axis}]")
         for i, (v, array) in enumerate(g.consts):
             self.consts[f"_c{i}"] = array
             body.append(f"{self.names[id(v)]} = _const(cp, {self.name}_consts, '_c{i}')")
@@ -170,30 +167,7 @@ class CudaGraphEmitter:
         return source, "\n".join(host) + "\n"
 
     def _signature(self) -> str:
-        from ..printer import _symbols
-
-        found: set[str] = set()
-        for v in self.graph.inputs:
-            _symbols(v.type.shape, found)
-        bound = set()
-        for v in self.graph.inputs:
-            for d in v.type.shape:
-                s = as_symbol(d) if isinstance(d, Expr) else None
-                if s is not None:
-                    bound.add(s)
-        every: set[str] = set()
-        for e in self.graph.eqns:
-            _symbols(e.out.type.shape, every)
-            _symbols(e.attrs, every)
-            for a in e.inputs:
-                if isinstance(a, Literal):
-                    _symbols(a.value, every)
-                    if isinstance(a.value, SymFloat):
-                        for term, _ in a.value.terms:
-                            from ..symbolic import free_symbols
-
-                            every.update(free_symbols(term))
-        self.free = sorted((every | found) - bound)
+        self.free = sorted(graph_symbols(self.plan, chunks=False) - set(bound_symbols(self.graph)))
         params = ", ".join(self.names[id(v)] for v in self.graph.inputs)
         extra = ", ".join(ident(s) for s in self.free)
         return ", ".join(x for x in (params, "*, " + extra if extra else "") if x)

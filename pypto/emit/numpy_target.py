@@ -44,13 +44,21 @@ from ..symbolic import (
     Expr,
     Sym,
     SymFloat,
-    as_symbol,
     format_code,
-    free_symbols,
     smax,
     smin,
 )
-from .common import const_code, ident, literal_code, pyrepr, return_code, source_lines, value_idents
+from .common import (
+    bound_symbols,
+    const_code,
+    graph_symbols,
+    ident,
+    literal_code,
+    pyrepr,
+    return_code,
+    source_lines,
+    value_idents,
+)
 from .views import view_code
 
 PRELUDE = '''\
@@ -530,44 +538,14 @@ class GraphEmitter:
         return "\n".join(head + self.prelude_lines + self.out.lines) + "\n"
 
     def _bind_symbols(self) -> set[str]:
-        lines, bound = [], set()
-        for v in self.graph.inputs:
-            for axis, d in enumerate(v.type.shape):
-                if isinstance(d, Expr):
-                    s = as_symbol(d)
-                    if s is not None and s not in bound:
-                        bound.add(s)
-                        lines.append(f"    {ident(s)} = {self.names[id(v)]}.shape[{axis}]")
-        self.prelude_lines = lines
-        return bound
+        bound = bound_symbols(self.graph)
+        self.prelude_lines = [
+            f"    {ident(s)} = {self.names[id(v)]}.shape[{axis}]" for s, (v, axis) in bound.items()
+        ]
+        return set(bound)
 
     def _free_symbols(self) -> set[str]:
-        from ..printer import _symbols
-
-        found: set[str] = set()
-        for v in self.graph.inputs:
-            _symbols(v.type.shape, found)
-
-        def floats(value):
-            if isinstance(value, SymFloat):
-                for term, _ in value.terms:
-                    found.update(free_symbols(term))
-            elif isinstance(value, tuple):
-                for v in value:
-                    floats(v)
-
-        for e in self.graph.eqns:
-            _symbols(e.out.type.shape, found)
-            _symbols(e.attrs, found)
-            floats(e.attrs)
-            for a in e.inputs:
-                if isinstance(a, Literal):
-                    _symbols(a.value, found)
-                    floats(a.value)
-        for k in self.plan.kernels:
-            if k.chunking is not None:
-                _symbols((k.chunking.block, k.chunking.extent), found)
-        return found
+        return graph_symbols(self.plan)
 
     def _shape(self, shape) -> str:
         items = [self.dim(d) for d in shape]

@@ -8,14 +8,12 @@ CuPy spell all of these the same (``xp`` names the module).
 
 from __future__ import annotations
 
-from ..lower.index_map import IndexMap
+from ..lower.index_map import IndexMap, broadcasts
 
 
 def view_code(m: IndexMap, base: str, region, out_shape, dim, shape_code, same, xp="np") -> str:
     new = set(m.new_axes())
-    broadcast = any(r.src is not None and r.scale == 0 for r in m.reads) or any(
-        not (out_shape[j] == 1 or same((out_shape[j],), (1,))) for j in new
-    )
+    broadcast = broadcasts(m, out_shape, same)
 
     def step(r):
         if r.src is None:

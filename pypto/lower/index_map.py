@@ -246,6 +246,15 @@ def moves_data(m, in_shape, out_shape, same) -> bool:
     return srcs != sorted(srcs)
 
 
+def broadcasts(m, out_shape, same) -> bool:
+    """Whether the view repeats elements (a stretched axis, a new axis larger than 1)."""
+    if not isinstance(m, IndexMap):
+        return False
+    return any(r.src is not None and r.scale == 0 for r in m.reads) or any(
+        not (out_shape[j] == 1 or same((out_shape[j],), (1,))) for j in m.new_axes()
+    )
+
+
 def _zero(d) -> bool:
     return d == 0 and not isinstance(d, Expr)
 
@@ -265,6 +274,7 @@ __all__ = [
     "Read",
     "affine_code",
     "broadcast_map",
+    "broadcasts",
     "chunk_tag",
     "compose",
     "getitem_map",

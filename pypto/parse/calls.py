@@ -284,7 +284,7 @@ class Calls:
 
     # -- helpers ----------------------------------------------------------------------------------
     def inline(self, func, args, kwargs, node):
-        from .frontend import Frame
+        from .source import Frame
         from .statements import Return
 
         if len(self.frames) > self.MAX_INLINE_DEPTH:

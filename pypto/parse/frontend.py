@@ -21,22 +21,16 @@ from ..builder import GraphBuilder
 from ..errors import InternalError, PyptoError, UnsupportedError
 from ..function import Block, Fail, Function, HostVar, Param, verify_function
 from ..ir import Graph, Var
-from ..ops.reorders import moves_elements
+from ..lower.index_map import Linear, moves_data, view_map
+from ..registry import REGISTRY
 from ..shapes import ShapeContext, input_facts
 from ..symbolic import Sym
 from ..types import TensorType
 from .calls import Calls
 from .expressions import Expressions
-from .source import FunctionSource
+from .source import Frame, FunctionSource
 from .statements import Return, Statements
 from .values import Ref, SymCond, Undefined, View, ViewRef
-
-
-@dataclass(eq=False)
-class Frame:
-    src: FunctionSource
-    env: dict
-    depth: int = 0  # the loop/branch depth where the function's body starts (for `return`)
 
 
 @dataclass(frozen=True)
@@ -269,7 +263,8 @@ class Tracer(Expressions, Calls, Statements):
         atom, root = t._atom, self.read_ref(base)._atom
         while atom is not root and id(atom) in made_by:
             e = made_by[id(atom)]
-            if e.op == "reshape" and moves_elements(e.inputs[0].type.shape, e.out.type.shape):
+            m = view_map(e, _same) if REGISTRY[e.op].index_map is not None else None
+            if isinstance(m, Linear) and moves_data(m, m.src, m.dst, _same):
                 return True
             atom = e.inputs[0]
         return False
@@ -365,6 +360,10 @@ class Tracer(Expressions, Calls, Statements):
         elif isinstance(held, tuple):
             for v in held:
                 self._collect_refs(v, out)
+
+
+def _same(a, b) -> bool:
+    return tuple(a) == tuple(b)
 
 
 def _fresh(base: str, taken: set) -> str:

@@ -145,3 +145,10 @@ def helper_source(fn, caller: FunctionSource) -> FunctionSource | None:
     if not inspect.isfunction(fn):
         return None
     return function_source(fn)
+
+
+@dataclass(eq=False)
+class Frame:
+    src: FunctionSource
+    env: dict
+    depth: int = 0  # the loop/branch depth where the function's body starts (for `return`)

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
-from ..lower.index_map import moves_data, view_map
+from ..lower.index_map import broadcasts, getitem_map, moves_data, view_map
 from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, size_of
@@ -415,7 +415,10 @@ class Fuser:
 
     def _unbroadcast(self, c: Eqn, i: int, chain) -> bool:
         """The consumer reads each element of the value once (no broadcasting)."""
-        if any(e.op == "broadcast_to" for e in chain):
+        if any(
+            family(e) == "index" and broadcasts(view_map(e, _same), e.out.type.shape, _same)
+            for e in chain
+        ):
             return False
         operand = chain[-1].out if chain else None
         if operand is None:
@@ -539,10 +542,10 @@ def _store_hazard(fuser: Fuser, g: Group) -> dict[int, str]:
             operands = fuser._operands(m) if m is not s else m.inputs[1:]
             for a in operands:
                 for src, chain in fuser.paths(a):
-                    if src is base and not (
+                    if src is base and not (  # read where it is written
                         len(chain) == 1
-                        and chain[0].op == "getitem"
-                        and chain[0].params["index"] == index
+                        and family(chain[0]) == "index"
+                        and view_map(chain[0], _same) == getitem_map(index, base.type.rank)
                     ):
                         found[id(s.out)] = (
                             f"the value written into {fuser.names.get(id(base), 'the array')} "
