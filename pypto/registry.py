@@ -43,6 +43,7 @@ class OpDef:
     # reorders: where each result element comes from, ``index_map(eqn, same) -> IndexMap |
     # Linear | Pieces`` (pypto/lower/index_map.py); ``same(shape_a, shape_b)`` decides sizes
     index_map: Callable | None = None
+    view: bool = False  # NumPy's result is a view of the first operand (it sees later writes)
     extra: dict = field(default_factory=dict, compare=False)  # per-op data for later layers
 
     def __post_init__(self):

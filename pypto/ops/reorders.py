@@ -61,6 +61,7 @@ def _reorder(
             numpy=numpy,
             aliases=aliases,
             index_map=index_map,
+            view=name != "concatenate",
             extra=extra,
         )
     )

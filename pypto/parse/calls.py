@@ -121,7 +121,7 @@ class Calls:
             raise self.unsupported(node, f"{op.name}(): {e}", code="PPT206") from None
         result = op.api(*plain, **plain_kw)
         if (
-            op.name in VIEW_OPS
+            (op.view or op.name in VIEW_OPS)
             and args
             and isinstance(args[0], View)
             and isinstance(result, api.Tensor)

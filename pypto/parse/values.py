@@ -18,20 +18,9 @@ from dataclasses import dataclass, field
 
 from ..api import Tensor
 
-# NumPy functions and methods whose result is a view of their first argument.
-VIEW_OPS = frozenset(
-    {
-        "getitem",
-        "transpose",
-        "expand_dims",
-        "squeeze",
-        "broadcast_to",
-        "swapaxes",
-        "reshape",
-        "ravel",
-        "flip",
-    }
-)
+# Composite NumPy functions and methods whose result is a view of their first argument (ops
+# say so in their registry entry: ``OpDef.view``).
+VIEW_OPS = frozenset({"swapaxes", "ravel"})
 
 
 class Ref:
