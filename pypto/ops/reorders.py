@@ -1,6 +1,6 @@
 """Reorders: ops that only move, drop or repeat elements (index maps, never arithmetic).
 
-``transpose reshape expand_dims squeeze broadcast_to flip concatenate`` and basic indexing
+``transpose moveaxis reshape expand_dims squeeze broadcast_to flip concatenate`` and basic indexing
 (``getitem``; its normalization lives in indexing.py). Each keeps its operand's dtype, except
 ``concatenate``, which promotes like NumPy.
 """
@@ -166,6 +166,51 @@ _reorder(
     _transpose_norm,
     (np.transpose,),
     aliases=("permute_dims",),
+    layout=_transpose_layout,
+    write=lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
+    index_map=lambda e, same: IndexMap(
+        tuple(Read(e.params["perm"].index(i)) for i in range(len(e.params["perm"]))),
+        len(e.params["perm"]),
+    ),
+)
+
+
+# -- moveaxis -------------------------------------------------------------------------------------
+def moveaxis(x, source, destination):
+    """Move axes ``source`` to positions ``destination`` (ints or sequences), as
+    ``np.moveaxis``; the other axes keep their order."""
+    return apply("moveaxis", (x,), {"source": source, "destination": destination})
+
+
+def _moveaxis_norm(ctx, t, source=None, destination=None, perm=None):
+    if perm is not None:  # normalized already
+        return _transpose_norm(ctx, t, perm)
+    src, dst = _axis_list(source, t.rank, "source"), _axis_list(destination, t.rank, "destination")
+    if len(src) != len(dst):
+        raise ShapeError(
+            "`source` and `destination` arguments must have the same number of elements"
+        )
+    order = [a for a in range(t.rank) if a not in src]
+    for d, a in sorted(zip(dst, src)):
+        order.insert(d, a)
+    return {"perm": tuple(order)}
+
+
+def _axis_list(axes, rank, what):
+    """Axes in the order given (np.moveaxis pairs them), each once."""
+    out = tuple(normalize_axis(a, rank) for a in _axes(axes))
+    if len(set(out)) != len(out):
+        raise ShapeError(f"repeated axis in `{what}` argument")
+    return out
+
+
+_reorder(
+    "moveaxis",
+    moveaxis,
+    lambda x, perm: np.transpose(x, perm),
+    lambda ctx, shape, perm: tuple(shape[a] for a in perm),
+    _moveaxis_norm,
+    (np.moveaxis,),
     layout=_transpose_layout,
     write=lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
     index_map=lambda e, same: IndexMap(

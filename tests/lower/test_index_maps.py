@@ -1,7 +1,7 @@
 """Index maps (pypto/lower/index_map.py) against NumPy's own view semantics.
 
 On random chains of views (transpose, slices with any step, integers, new axes, flip,
-expand_dims, squeeze, broadcast_to) of ``np.arange``: the graph's reorders are read
+expand_dims, squeeze, broadcast_to, moveaxis) of ``np.arange``: the graph's reorders are read
 as index maps, and
 
 * the point rendering (the CUDA target's index expression, which is also Python) of the
@@ -48,13 +48,17 @@ def view_step(draw, shape):
     rank = len(shape)
     kinds = ["getitem", "expand_dims", "broadcast_to"]
     if rank:
-        kinds += ["transpose", "flip"]
+        kinds += ["transpose", "flip", "moveaxis"]
     if 1 in shape:
         kinds.append("squeeze")
     kind = draw(st.sampled_from(kinds))
     if kind == "transpose":
         perm = tuple(draw(st.permutations(range(rank))))
         return kind, lambda a: np.transpose(a, perm), lambda t: ppto.transpose(t, perm)
+    if kind == "moveaxis":
+        src = draw(st.integers(-rank, rank - 1))
+        dst = draw(st.integers(-rank, rank - 1))
+        return kind, lambda a: np.moveaxis(a, src, dst), lambda t: ppto.moveaxis(t, src, dst)
     if kind == "flip":
         axes = tuple(sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1))))
         return kind, lambda a: np.flip(a, axes), lambda t: ppto.flip(t, axes)

@@ -28,6 +28,7 @@ COVERED = {
     "broadcast_to",
     "getitem",
     "flip",
+    "moveaxis",
     "concatenate",
     "stack",
     "swapaxes",
@@ -337,6 +338,25 @@ def test_flip(data):
     check(build, lambda x: np.flip(x, want_axis), x=a)
 
 
+# -- moveaxis ---------------------------------------------------------------------------------
+@settings(max_examples=60)
+@given(st.data())
+def test_moveaxis(data):
+    a = data.draw(arrays(data.draw(dtypes()), data.draw(shapes())))
+    nd = a.ndim
+    k = data.draw(st.integers(1, max(nd, 1)))
+    source = data.draw(st.lists(axis_in(nd), min_size=k, max_size=k), label="source")
+    dest = data.draw(st.lists(axis_in(nd), min_size=k, max_size=k), label="destination")
+    if data.draw(st.booleans()) and k == 1:
+        source, dest = source[0], dest[0]
+    form = data.draw(st.sampled_from(["ppto", "np"]))
+    build = {
+        "ppto": lambda x: ppto.moveaxis(x, source, dest),
+        "np": lambda x: np.moveaxis(x, source, dest),
+    }[form]
+    check(build, lambda x: np.moveaxis(x, source, dest), x=a)
+
+
 # -- concatenate ------------------------------------------------------------------------------
 @st.composite
 def concat_inputs(draw):
@@ -506,6 +526,7 @@ REUSED = {
         lambda x: np.broadcast_to(x[..., :1], (3, 2, 4, 1)),
     ),
     "flip": (lambda x: ppto.flip(x, -1), lambda x: np.flip(x, -1)),
+    "moveaxis": (lambda x: ppto.moveaxis(x, 0, -1), lambda x: np.moveaxis(x, 0, -1)),
     "concat": (
         lambda x: ppto.concatenate([x, x[1:], ppto.flip(x, 0)], axis=0),
         lambda x: np.concatenate([x, x[1:], np.flip(x, 0)], axis=0),
