@@ -83,6 +83,22 @@ template <typename T> __device__ __forceinline__ T ppto_fmax(T a, T b) {
 template <typename T> __device__ __forceinline__ T ppto_fmin(T a, T b) {
     return (a <= b || b != b) ? a : b;
 }
+// NumPy's npy_logaddexp: equal operands (infinities too) give x + log(2); NaN stays NaN
+template <typename T> __device__ __forceinline__ T ppto_logaddexp(T x, T y) {
+    if (x == y) return x + (T)0.693147180559945309417232121458176568;
+    const T d = x - y;
+    if (d > 0) return x + log1p(exp(-d));
+    if (d <= 0) return y + log1p(exp(d));
+    return d;
+}
+template <typename T> __device__ __forceinline__ T ppto_logaddexp2(T x, T y) {
+    const T log2e = (T)1.442695040888963407359924681001892137;  // NumPy's npy_log2_1p
+    if (x == y) return x + (T)1;
+    const T d = x - y;
+    if (d > 0) return x + log2e * log1p(exp2(-d));
+    if (d <= 0) return y + log2e * log1p(exp2(d));
+    return d;
+}
 template <typename T> __device__ __forceinline__ T ppto_clip(T x, T lo, T hi) {
     return ppto_minimum(ppto_maximum(x, lo), hi);
 }

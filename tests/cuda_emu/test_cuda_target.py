@@ -233,7 +233,8 @@ INT_BINARY = ["add", "subtract", "multiply", "floor_divide", "mod", "maximum", "
               "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "equal",
               "less", "greater_equal", "logical_and", "logical_xor"]  # fmt: skip
 FLOAT_BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
-                "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "not_equal",
+                "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp",
+                "logaddexp2", "not_equal",
                 "less_equal"]  # fmt: skip
 FLOAT_UNARY = ["neg", "abs", "sign", "sqrt", "cbrt", "square", "reciprocal", "exp", "exp2",
                "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin",

@@ -74,6 +74,8 @@ BINARY = {
     "fmin": np.fmin,
     "arctan2": np.arctan2,
     "hypot": np.hypot,
+    "logaddexp": np.logaddexp,
+    "logaddexp2": np.logaddexp2,
     "logical_and": np.logical_and,
     "logical_or": np.logical_or,
     "logical_xor": np.logical_xor,
