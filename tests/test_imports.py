@@ -1,0 +1,90 @@
+"""The package's import graph: no cycles, and neither target imports the other.
+
+Every import counts, at module level or inside a function: a cycle through a lazy import is
+still two modules that cannot be understood (or split out) one without the other.
+"""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "pypto"
+TARGETS = {"pypto.emit.numpy_target", "pypto.emit.cuda_target", "pypto.emit.cuda_kernels"}
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods[name] = path
+    return mods
+
+
+def _imports(mods) -> dict[str, set[str]]:
+    edges = {m: set() for m in mods}
+    for m, path in mods.items():
+        package = m.split(".") if path.name == "__init__.py" else m.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package[: len(package) - node.level + 1] + [base] * bool(base))
+                names = [f"{base}.{a.name}" for a in node.names] + [base]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                while name not in mods and "." in name:
+                    name = name.rsplit(".", 1)[0]
+                # a module imports its parent packages anyway
+                if name in mods and name != m and not m.startswith(name + "."):
+                    edges[m].add(name)
+    return edges
+
+
+def _cycles(edges) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    assert _cycles(_imports(_modules())) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_target_imports_another():
+    edges = _imports(_modules())
+    for target in TARGETS:
+        others = TARGETS - {target} - ({"pypto.emit.cuda_kernels"} if "cuda" in target else set())
+        assert not edges[target] & others, (target, edges[target] & others)
+    # the CUDA target and its kernel writer are one target; the writer does not import it back
+    assert "pypto.emit.cuda_target" not in edges["pypto.emit.cuda_kernels"]
