@@ -88,3 +88,32 @@ def test_no_target_imports_another():
         assert not edges[target] & others, (target, edges[target] & others)
     # the CUDA target and its kernel writer are one target; the writer does not import it back
     assert "pypto.emit.cuda_target" not in edges["pypto.emit.cuda_kernels"]
+
+
+def test_view_ops_are_read_through_their_index_maps():
+    """Outside the lowering and the ops, no code tests a view op by name (``e.op ==
+    "transpose"``): it reads the op's index map (pypto/lower/index_map.py)."""
+    import pypto  # noqa: F401  (registers the ops)
+    from pypto.registry import REGISTRY
+
+    views = {op.name for op in REGISTRY.ops() if op.index_map is not None}
+    views -= {"store"}  # slice assignment is a write, not a view
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(("lower/", "ops/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            if not any(isinstance(s, ast.Attribute) and s.attr == "op" for s in sides):
+                continue
+            names = set()
+            for s in sides:
+                items = s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s]
+                names |= {i.value for i in items if isinstance(i, ast.Constant)}
+            if names & views:
+                found.append(f"{rel}:{node.lineno}: {sorted(names & views)}")
+    assert views >= {"transpose", "getitem", "broadcast_to", "reshape", "concatenate"}
+    assert found == []

@@ -841,7 +841,9 @@ class GraphEmitter:
         cats = []  # (operand, its concatenation, the axis of e it runs along)
         for a in e.inputs:
             c = self.prod.get(id(a)) if isinstance(a, Var) else None
-            if c is None or c.op != "concatenate" or id(a) in self.inputs or id(a) in self.whole:
+            if c is None or id(a) in self.inputs or id(a) in self.whole:
+                continue
+            if family(c) != "index" or not isinstance(view_map(c, self.plan.same), Pieces):
                 continue
             if any(p.type.dtype != a.type.dtype for p in c.inputs):
                 continue  # pieces the concatenation promotes: the op runs on the promoted whole

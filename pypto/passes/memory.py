@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Var
-from ..ops.indexing import SliceSpec, getitem_shape
+from ..lower.index_map import IndexMap, interval, view_map
+from ..ops.indexing import getitem_shape
+from ..registry import REGISTRY
 from ..shapes import size_of
 from ..symbolic import evaluate, smax, smin
 from ..types import TensorType
@@ -161,12 +163,13 @@ def read_bytes(k, v):
     """Bytes of ``v`` the kernel reads: all of it, or where it reads only slices, the smaller of
     the box around them and their total."""
     users = [e for e in k.body.eqns if any(a is v for a in e.inputs)]
-    if not users or any(e.op != "getitem" for e in users):
+    maps = [view_map(e, _same) if REGISTRY[e.op].view else None for e in users]
+    if not users or not all(isinstance(m, IndexMap) for m in maps):
         return nbytes(v.type)
     box, total = None, 0
-    for e in users:
-        spans = _spans(e.params["index"], v.type.shape)
-        total = total + size_of(e.out.type.shape)  # the elements this slice reads
+    for e, m in zip(users, maps):
+        spans = interval(m, tuple((0, d) for d in e.out.type.shape))
+        total = total + size_of(e.out.type.shape)  # the elements this view reads
         if box is None:
             box = spans
         else:
@@ -174,28 +177,15 @@ def read_bytes(k, v):
     return smin(_volume(box), total) * v.type.dtype.itemsize
 
 
+def _same(a, b) -> bool:
+    return tuple(a) == tuple(b)
+
+
 def _volume(spans):
     size = 1
     for lo, hi in spans:
         size = size * smax(hi - lo, 0)
     return size
-
-
-def _spans(index, shape):
-    """[lo, hi) read along each axis of the indexed array."""
-    spans, axis = [], 0
-    for item in index:
-        if item is None or item is Ellipsis:
-            continue
-        if isinstance(item, SliceSpec):
-            last = item.start + item.step * (item.length - 1)
-            lo, hi = (item.start, last + 1) if item.step > 0 else (last, item.start + 1)
-            spans.append((lo, smax(hi, lo)))
-        else:
-            spans.append((item, item + 1))
-        axis += 1
-    spans += [(0, d) for d in shape[axis:]]
-    return spans
 
 
 def peak_bytes(plan: GraphPlan, env: dict) -> int:

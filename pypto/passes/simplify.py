@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Eqn, Graph, Literal, Var, freeze_attrs
+from ..lower.index_map import IndexMap, Linear, compose, identity, view_map
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
 from ..types import TensorType
@@ -88,34 +89,30 @@ def _identity(eqn: Eqn, producer: dict):
     """(replacement atom or rewritten Eqn or None, description)."""
     x = eqn.inputs[0] if eqn.inputs else None
     same = isinstance(x, Var) and x.type == eqn.out.type
-    attrs = eqn.params
-    if eqn.op == "transpose":
-        inner = producer.get(id(x))
-        if inner is not None and inner.op == "transpose":
-            p1, p2 = inner.params["perm"], attrs["perm"]
-            perm = tuple(p1[i] for i in p2)
-            base = inner.inputs[0]
-            if perm == tuple(range(len(perm))):
-                return base, "transpose(transpose(x)) -> x"
-            new = Eqn("transpose", (base,), freeze_attrs({"perm": perm}), eqn.out, eqn.site)
-            return new, "transpose(transpose(x)) -> transpose(x)"
-        if attrs["perm"] == tuple(range(len(attrs["perm"]))):
-            return x, "transpose with the identity permutation -> x"
-    if eqn.op == "reshape":
-        inner = producer.get(id(x))
-        if same:
-            return x, "reshape to the same shape -> x"
-        if inner is not None and inner.op == "reshape":
-            base = inner.inputs[0]
-            if base.type == eqn.out.type:
-                return base, "reshape(reshape(x)) -> x"
-            return Eqn("reshape", (base,), eqn.attrs, eqn.out, eqn.site), (
-                "reshape(reshape(x)) -> reshape(x)"
+    if _is_view(eqn):
+        m, inner = view_map(eqn, _same), producer.get(id(x))
+        if same and m in (identity(eqn.out.type.rank), Linear(x.type.shape, x.type.shape)):
+            return x, f"{eqn.op} that moves no element -> x"
+        if inner is not None and _is_view(inner):
+            base, mi = inner.inputs[0], view_map(inner, _same)
+            if isinstance(m, Linear) and isinstance(mi, Linear):  # one reshape
+                if base.type == eqn.out.type:
+                    return base, f"{eqn.op}({inner.op}(x)) -> x"
+                return Eqn("reshape", (base,), eqn.attrs, eqn.out, eqn.site), (
+                    f"{eqn.op}({inner.op}(x)) -> reshape(x)"
+                )
+            perm = (
+                _permutation(m, x.type.shape, eqn.out.type.shape)
+                and _permutation(mi, base.type.shape, x.type.shape)
+                and _permutation(compose(m, mi), base.type.shape, eqn.out.type.shape)
             )
-    if eqn.op in ("astype", "copy", "broadcast_to") and same:
+            if perm:  # one transpose (or none)
+                if perm == tuple(range(len(perm))):
+                    return base, f"{eqn.op}({inner.op}(x)) -> x"
+                new = Eqn("transpose", (base,), freeze_attrs({"perm": perm}), eqn.out, eqn.site)
+                return new, f"{eqn.op}({inner.op}(x)) -> transpose(x)"
+    if eqn.op in ("astype", "copy") and same:
         return x, f"{eqn.op} to the same type -> x"
-    if eqn.op == "getitem" and same and _whole(attrs["index"], x.type.shape):
-        return x, "x[:, ...] -> x"
     if eqn.op in ("multiply", "divide", "subtract") and len(eqn.inputs) == 2:
         a, b = eqn.inputs
         unit = 0 if eqn.op == "subtract" else 1
@@ -128,6 +125,29 @@ def _identity(eqn: Eqn, producer: dict):
             new = Eqn("multiply", (a, r), eqn.attrs, eqn.out, eqn.site)
             return new, "x / 2^k -> x * 2^-k (the same rounding, no division)"
     return None, None
+
+
+def _is_view(eqn: Eqn) -> bool:
+    return REGISTRY[eqn.op].view and isinstance(eqn.inputs[0], Var)
+
+
+def _same(a, b) -> bool:
+    return tuple(a) == tuple(b)
+
+
+def _permutation(m, in_shape, out_shape):
+    """The axes of a view that only permutes them, as ``np.transpose``'s ``axes`` (each result
+    axis' operand axis); None for any other view (a slice has the map of its whole axis)."""
+    if not isinstance(m, IndexMap) or len(m.reads) != m.out_rank:
+        return None
+    if any(r.src is None or r.scale != 1 or r.offset != 0 for r in m.reads):
+        return None
+    if any(out_shape[r.src] != d for r, d in zip(m.reads, in_shape)):
+        return None
+    perm = [0] * m.out_rank
+    for i, r in enumerate(m.reads):
+        perm[r.src] = i
+    return tuple(perm) if sorted(perm) == list(range(m.out_rank)) else None
 
 
 def _reciprocal_power_of_two(atom, dtype):
@@ -166,16 +186,6 @@ def _is(atom, value) -> bool:
         return False
     v = atom.value
     return not isinstance(v, (bool, np.bool_)) and np.ndim(v) == 0 and v == value
-
-
-def _whole(index, shape) -> bool:
-    return len(index) == len(shape) and all(_full(i, d) for i, d in zip(index, shape))
-
-
-def _full(item, dim) -> bool:
-    from ..ops.indexing import SliceSpec
-
-    return isinstance(item, SliceSpec) and item.start == 0 and item.step == 1 and item.length == dim
 
 
 def cse(graph: Graph, notes: list[str]) -> Graph:
