@@ -259,33 +259,11 @@ def _names(tree) -> list:
     return found
 
 
-_GPU = '''
-
-def _gpu_array(x):
-    return hasattr(x, "__cuda_array_interface__") and hasattr(x, "dtype")
-
-
-def _on_gpu(*args):
-    return any(_gpu_array(a) for a in args)
-
-
-def _cupy(*args):
-    """CuPy (imported only when GPU arrays arrive), or the CPU emulator's stand-in they name."""
-    for a in args:
-        if _gpu_array(a) and getattr(a, "_pypto_cupy", None) is not None:
-            return a._pypto_cupy
-    import cupy
-
-    return cupy
-'''
-
-
 def _prelude(target: str) -> str:
     """The runtime helpers: the NumPy target's, and for CuPy arrays the CUDA target's host
     helpers and the attention kernel's source and launch rules (cuda_attention.py, run as
     its own namespace)."""
-    from .emit import cuda_attention
-    from .emit.cuda_host import HOST_PRELUDE
+    from .emit import cuda_attention, runtime
 
     if target == "numpy":
         return "# -- PyPTO's runtime helpers (generated code only) " + "-" * 30 + "\n" + PRELUDE
@@ -298,8 +276,9 @@ def _prelude(target: str) -> str:
         + "\n\n# -- the CUDA target's host helpers "
         + "-" * 40
         + "\n"
-        + HOST_PRELUDE
-        + _GPU
+        + runtime.source("cuda_helpers")
+        + "\n\n"
+        + runtime.source("gpu_dispatch")
         + "\n\n_FA = {}  # the attention kernel (pypto/emit/cuda_attention.py)\n"
         + f"exec({attention!r}, _FA)\n"
     )

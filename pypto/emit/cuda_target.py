@@ -2,7 +2,7 @@
 
 Files: this one (the graph: buffers, launches, streams, host computations; ``compile_graph_cuda``),
 cuda_kernels.py (``KernelWriter``: one kernel's C), cuda_prelude.py (the device helpers),
-cuda_host.py (the host code's helpers), cuda_attention.py (the attention kernel).
+runtime/cuda_helpers.py (the host code's helpers), cuda_attention.py (the attention kernel).
 
 ``CudaGraphEmitter(plan, name).render()`` gives ``(cuda_source, host_source)``: one RawModule
 source for the graph (the device helpers of cuda_prelude.py, then one ``extern "C"`` kernel per
@@ -40,6 +40,7 @@ from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, format_code
+from . import runtime
 from .common import (
     bound_symbols,
     const_code,
@@ -51,7 +52,6 @@ from .common import (
     symfloat_code,
     value_idents,
 )
-from .cuda_host import HOST_PRELUDE
 from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
 from .cuda_prelude import PRELUDE, compute_type
 from .views import view_code
@@ -427,7 +427,7 @@ def compile_graph_cuda(plan: GraphPlan, cp):
     from . import cuda_attention
 
     namespace: dict = {"cp": cp, "_FA": vars(cuda_attention)}
-    exec(compile(HOST_PRELUDE, "<pypto-cuda-prelude>", "exec"), namespace)
+    exec(compile(runtime.source("cuda_helpers"), "<pypto-cuda-prelude>", "exec"), namespace)
     namespace["graph_module"] = {"source": cuda_source, "fns": {}}
     namespace["graph_consts"] = dict(emitter.consts)
     namespace["graph_impl"] = dict(emitter.user_ops)

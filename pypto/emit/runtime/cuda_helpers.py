@@ -1,12 +1,15 @@
-"""The Python helpers the CUDA target's host code runs with (launch grids, strides, the
-RawModule cache, buffer reuse, streams, constants, the attention kernel's launch). Generated
-modules include this text; ``_FA`` is cuda_attention.py's namespace."""
+"""The CUDA target's host runtime: launch grids, strides, the RawModule cache, buffer reuse,
+streams, constants, the attention kernel's launch. Generated modules embed this text below
+its docstring; ``_FA`` is cuda_attention.py's namespace."""
 
-HOST_PRELUDE = '''\
-import math
+import math  # noqa: F401  (generated code calls math.*)
 import os
 
 import numpy as np
+
+# cuda_attention.py's namespace: the module embedding these helpers defines it (a transpiled
+# module, or the namespace compile_graph_cuda runs the host code in)
+_FA: dict = globals().get("_FA", {})
 
 
 def _grid(n):
@@ -195,4 +198,3 @@ def _attention_products(cp, qf, kf, vf, m, strides, mt, out, scale, op, acc):
 
 _ATTENTION: dict = {}
 _CT = {"float16": "__half", "float32": "float", "float64": "double"}
-'''
