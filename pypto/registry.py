@@ -13,7 +13,7 @@ operators declared elementwise are ``map``), ``composite``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,7 +44,18 @@ class OpDef:
     # Linear | Pieces`` (pypto/lower/index_map.py); ``same(shape_a, shape_b)`` decides sizes
     index_map: Callable | None = None
     view: bool = False  # NumPy's result is a view of the first operand (it sees later writes)
-    extra: dict = field(default_factory=dict, compare=False)  # per-op data for later layers
+    # views NumPy lets one write through: ``write(base, new, **attrs)`` is the base once ``new``
+    # is written through the view (the frontend)
+    write: Callable | None = None
+    # the order of the result's axes in memory from its operands' (passes/layout.py)
+    layout: Callable | str | None = None
+    # NumPy gives a rank-0 result as a 0-d array (True, or a function of the attributes);
+    # None: reorders do, others give a NumPy scalar
+    array_0d: bool | Callable | None = None
+    scan_step: np.ufunc | None = None  # scans: the binary ufunc between neighbours
+    kernel: str | None = None  # contractions: the kind of kernel fusion makes ("attention")
+    unfused_bytes: Callable | None = None  # contractions: memory traffic when not fused
+    call: Callable | None = None  # the NumPy function generated code calls (default: impl)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -81,9 +92,9 @@ class OpDef:
     def returns_array(self, params: dict) -> bool:
         """Whether NumPy gives a rank-0 result of this op as a 0-d array (views, stores,
         ``np.copy``, ``np.full``, ``np.where``) rather than a NumPy scalar (ufuncs,
-        reductions): ``extra["array_0d"]``, a bool or a function of the normalized attributes;
+        reductions): ``array_0d``, a bool or a function of the normalized attributes;
         reorders by default."""
-        rule = self.extra.get("array_0d", self.kind == "reorder")
+        rule = self.kind == "reorder" if self.array_0d is None else self.array_0d
         return rule(**params) if callable(rule) else bool(rule)
 
 

@@ -24,6 +24,7 @@ from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
 from .common import symfloat_code
 from .cuda_prelude import compute_type, ctype
+from .cuda_rules import cuda_code
 
 BLOCK = 256  # threads per block
 MAX_GRID = 4096  # blocks of a grid-stride launch
@@ -250,7 +251,7 @@ class KernelWriter:
 
     def map(self, e, idx) -> str:
         op = REGISTRY[e.op]
-        template = op.extra.get("cuda_code") or op.cuda
+        template = cuda_code(op)
         if template is None:
             raise InternalError(f"`{e.op}` has no CUDA code")
         out_dt = e.out.type.dtype

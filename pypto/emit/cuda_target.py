@@ -54,6 +54,7 @@ from .common import (
 )
 from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
 from .cuda_prelude import PRELUDE, compute_type
+from .cuda_rules import cuda_code
 from .views import view_code
 
 
@@ -110,7 +111,7 @@ class CudaGraphEmitter:
         op = REGISTRY[e.op]
         if e.out.type.weak and e.op in PYTHON_CODE:  # Python arithmetic: on the host, in Python
             return True
-        return family(e) in ("map", "scalar") and not (op.extra.get("cuda_code") or op.cuda)
+        return family(e) in ("map", "scalar") and not cuda_code(op)
 
     def host_name(self, v, whole) -> str:
         if id(v) in self.host_values:
@@ -354,7 +355,7 @@ class CudaGraphEmitter:
         items = [f"_host(cp, {a})" for a in args]
         items += [f"{k}={_attr(v, self.dim)}" for k, v in attrs.items()]
         op = REGISTRY[e.op]
-        fn = op.extra.get("numpy_function", op.impl)
+        fn = op.call or op.impl
         if getattr(np, getattr(fn, "__name__", ""), None) is fn:  # NumPy's own: by name
             return f"np.{fn.__name__}({', '.join(items)})"
         self.user_ops[e.op] = op.impl

@@ -60,6 +60,7 @@ from .common import (
     source_lines,
     value_idents,
 )
+from .numpy_rules import NUMPY_CODE
 from .views import view_code
 
 PRELUDE = runtime.source("numpy_helpers")  # the runtime generated code embeds
@@ -614,7 +615,7 @@ class GraphEmitter:
         op = REGISTRY[e.op]
         attrs = {k: v for k, v in e.attrs if k != "weak"}
         if fam in ("map", "scalar"):
-            if op.ufunc is None and "numpy_code" not in op.extra:  # its NumPy impl, whole
+            if op.ufunc is None and e.op not in NUMPY_CODE:  # its NumPy impl, whole
                 return self._whole_then_slice(e, region, ctx)
             args = [
                 self._value(a, self._broadcast_region(a, region, e.out.type.shape), ctx)
@@ -646,7 +647,7 @@ class GraphEmitter:
         if fam == "scan" and self.sweep and self.sweep[0] is e and region == self.sweep[1]:
             # a batch of a sweep: row by row, each the previous row (carried across batches
             # in _prev) stepped with the input's row, NumPy's own order of operations
-            step = op.extra["step"].__name__
+            step = op.scan_step.__name__
             inp = self._value(e.inputs[0], region, ctx)
             if not inp.isidentifier():
                 ctx.lines.add(f"_in = {inp}")
@@ -699,10 +700,10 @@ class GraphEmitter:
         raise InternalError(f"no NumPy code for `{e.op}`")
 
     def _map_code(self, e, op, args, attrs, region) -> str:
-        """A ufunc call, or the code the op's registry entry gives (``numpy_code``)."""
+        """A ufunc call, or the code the NumPy target's table gives (emit/numpy_rules.py)."""
         if op.ufunc is not None and not attrs:
             return _ufunc_call(op.ufunc, args)
-        code = op.extra.get("numpy_code")
+        code = NUMPY_CODE.get(e.op) if op.builtin else None
         if code is not None:
             return code(args, attrs, self._shape(tuple(hi - lo for lo, hi in region)))
         return self._user_call(e, args, attrs)
@@ -715,7 +716,7 @@ class GraphEmitter:
         """The code naming an op's implementation: NumPy's function when the op is one (the
         module stays self-contained), else the module's table of user operators."""
         op = REGISTRY[name]
-        fn = op.extra.get("numpy_function", op.impl)
+        fn = op.call or op.impl
         if getattr(np, getattr(fn, "__name__", ""), None) is fn:
             return f"np.{fn.__name__}"
         self.user_ops[name] = op.impl

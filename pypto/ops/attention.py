@@ -128,6 +128,7 @@ register(
         shape_rule=_shape,
         dtype_rule=_dtype,
         normalize=_normalize,
-        extra={"kernel": "attention", "unfused_bytes": lambda eqn: _unfused_bytes(eqn)},
+        kernel="attention",
+        unfused_bytes=lambda eqn: _unfused_bytes(eqn),
     )
 )

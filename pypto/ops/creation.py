@@ -50,15 +50,7 @@ register(
         dtype_rule=lambda v, shape, dtype: dtype if dtype is not None else as_dtype(v),
         normalize=_full_norm,
         numpy=(np.full,),
-        # generated code fills the block's region (``shape``), not the whole array
-        extra={
-            "numpy_code": lambda args, attrs, shape: (
-                f"np.full({shape}, {args[0]}"
-                + (f", dtype=np.{attrs['dtype'].name})" if attrs["dtype"] is not None else ")")
-            ),
-            "cuda_code": "(({T}){0})",  # the value, broadcast, in the result's type
-            "array_0d": True,  # np.full((), v) is a 0-d array
-        },
+        array_0d=True,  # np.full((), v) is a 0-d array
     )
 )
 
@@ -197,7 +189,7 @@ register(
         dtype_rule=lambda start, stop, step, dtype: dtype,
         normalize=lambda ctx, start, stop, step, dtype: _arange_norm(ctx, start, stop, step, dtype),
         numpy=(np.arange,),
-        extra={"numpy_function": np.arange},  # generated code calls it with the same arguments
+        call=np.arange,  # generated code calls it with the same arguments
     )
 )
 
@@ -230,7 +222,7 @@ register(
         dtype_rule=lambda a, b, num, endpoint, dtype: dtype or result_type(a, b, float),
         normalize=_linspace_norm,
         numpy=(np.linspace,),
-        extra={"numpy_function": np.linspace},  # generated code calls it with the same arguments
+        call=np.linspace,  # generated code calls it with the same arguments
     )
 )
 
@@ -256,6 +248,6 @@ register(
             "dtype": to_dtype(dtype, "dtype"),
         },
         numpy=(np.eye,),
-        extra={"numpy_function": np.eye},  # generated code calls it with the same arguments
+        call=np.eye,  # generated code calls it with the same arguments
     )
 )

@@ -115,7 +115,6 @@ def register_operator(
         normalize=normalize,
         cuda=cuda,
         builtin=False,
-        extra={"function": fn},
     )
     REGISTRY.register(op, replace=replace)
     return api

@@ -13,7 +13,6 @@ from ..api import apply
 from ..dtypes import result_type, to_dtype
 from ..errors import UnsupportedError
 from ..registry import OpDef, register
-from .pycode import INFIX_CODE
 from .rules import broadcast_rule, same_dtype, same_shape, ufunc_dtype
 
 # name, ufunc, aliases
@@ -90,70 +89,6 @@ BINARY = [
 ]
 
 
-# the CUDA target's scalar code: {0}, {1} are the operands, already in the ufunc loop's types;
-# {T} the loop's result type (pypto/emit/cuda_prelude.py has the ppto_* helpers)
-CUDA_CODE = {
-    **INFIX_CODE,
-    "neg": "(-{0})",
-    "positive": "(+{0})",
-    "abs": "ppto_abs({0})",
-    "sign": "ppto_sign({0})",
-    "sqrt": "sqrt({0})",
-    "cbrt": "cbrt({0})",
-    "square": "({0} * {0})",
-    "reciprocal": "ppto_reciprocal({0})",
-    "exp": "exp({0})",
-    "exp2": "exp2({0})",
-    "expm1": "expm1({0})",
-    "log": "log({0})",
-    "log2": "log2({0})",
-    "log10": "log10({0})",
-    "log1p": "log1p({0})",
-    "sin": "sin({0})",
-    "cos": "cos({0})",
-    "tan": "tan({0})",
-    "arcsin": "asin({0})",
-    "arccos": "acos({0})",
-    "arctan": "atan({0})",
-    "sinh": "sinh({0})",
-    "cosh": "cosh({0})",
-    "tanh": "tanh({0})",
-    "arcsinh": "asinh({0})",
-    "arccosh": "acosh({0})",
-    "arctanh": "atanh({0})",
-    "floor": "floor({0})",
-    "ceil": "ceil({0})",
-    "trunc": "trunc({0})",
-    "rint": "rint({0})",
-    "isnan": "isnan({0})",
-    "isinf": "isinf({0})",
-    "isfinite": "isfinite({0})",
-    "signbit": "signbit({0})",
-    "logical_not": "(!{0})",
-    "invert": "ppto_invert(({T}){0})",
-    "floor_divide": "ppto_floordiv({0}, {1})",
-    "mod": "ppto_mod({0}, {1})",
-    "power": "ppto_power({0}, {1})",
-    "maximum": "ppto_maximum({0}, {1})",
-    "minimum": "ppto_minimum({0}, {1})",
-    "fmax": "ppto_fmax({0}, {1})",
-    "fmin": "ppto_fmin({0}, {1})",
-    "arctan2": "atan2({0}, {1})",
-    "hypot": "hypot({0}, {1})",
-    "logaddexp": "ppto_logaddexp({0}, {1})",
-    "logaddexp2": "ppto_logaddexp2({0}, {1})",
-    "logical_and": "({0} && {1})",
-    "logical_or": "({0} || {1})",
-    "logical_xor": "((bool){0} != (bool){1})",
-    "left_shift": "ppto_lshift({0}, {1})",
-    "right_shift": "ppto_rshift({0}, {1})",
-    "clamp": "ppto_clip({0}, {1}, {2})",
-    "where": "({0} ? {1} : {2})",
-    "astype": "ppto_cast<{T}>({0})",
-    "copy": "{0}",
-}
-
-
 def _ufunc_op(name: str, ufunc: np.ufunc, aliases: tuple) -> None:
     if ufunc.nin == 1:
 
@@ -178,7 +113,6 @@ def _ufunc_op(name: str, ufunc: np.ufunc, aliases: tuple) -> None:
             numpy=(ufunc,),
             aliases=aliases,
             ufunc=ufunc,
-            extra={"cuda_code": CUDA_CODE[name]},
         )
     )
 
@@ -206,7 +140,6 @@ register(
         shape_rule=broadcast_rule,
         dtype_rule=ufunc_dtype(_CLIP_UFUNC, "clamp"),
         ufunc=_CLIP_UFUNC,
-        extra={"cuda_code": CUDA_CODE["clamp"]},
     )
 )
 
@@ -234,11 +167,7 @@ register(
         shape_rule=broadcast_rule,
         dtype_rule=_where_dtype,
         numpy=(np.where,),
-        extra={
-            "numpy_code": lambda args, attrs, shape: f"np.where({', '.join(args)})",
-            "cuda_code": CUDA_CODE["where"],
-            "array_0d": True,  # an array, 0-d too
-        },
+        array_0d=True,  # an array, 0-d too
     )
 )
 
@@ -263,13 +192,6 @@ register(
         shape_rule=same_shape,
         dtype_rule=lambda key, dtype: dtype,
         normalize=lambda ctx, t, dtype: {"dtype": to_dtype(dtype, "astype")},
-        # generated code: the same conversion (a helper of the generated module's prelude)
-        extra={
-            "numpy_code": lambda args, attrs, shape: (
-                f"_astype({args[0]}, np.{attrs['dtype'].name})"
-            ),
-            "cuda_code": CUDA_CODE["astype"],
-        },
     )
 )
 
@@ -288,10 +210,6 @@ register(
         shape_rule=same_shape,
         dtype_rule=same_dtype,
         numpy=(np.copy,),
-        extra={
-            "numpy_code": lambda args, attrs, shape: f"np.copy({args[0]})",
-            "cuda_code": CUDA_CODE["copy"],
-            "array_0d": True,  # an array, 0-d too
-        },
+        array_0d=True,  # an array, 0-d too
     )
 )

@@ -44,11 +44,6 @@ def _reorder(
     ``index_map(e, same)``: where each result element comes from (pypto/lower/index_map.py):
     the one statement of the view's index rule that chunking, fusion and the targets read."""
     api.__name__ = api.__qualname__ = name
-    extra = {"layout": layout} if layout is not None else {}
-    if write is not None:
-        extra["write"] = write
-    if array_0d is not None:
-        extra["array_0d"] = array_0d
     register(
         OpDef(
             name,
@@ -62,7 +57,9 @@ def _reorder(
             aliases=aliases,
             index_map=index_map,
             view=name != "concatenate",
-            extra=extra,
+            layout=layout,
+            write=write,
+            array_0d=array_0d,
         )
     )
 

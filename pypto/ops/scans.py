@@ -48,7 +48,7 @@ def _scan(name: str, ufunc_fn, step, doc: str):
             dtype_rule=accumulate_dtype,
             normalize=_normalize,
             numpy=(ufunc_fn,),
-            extra={"step": step},  # the binary ufunc a scan applies between neighbours
+            scan_step=step,  # the binary ufunc a scan applies between neighbours
         )
     )
 

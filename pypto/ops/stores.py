@@ -63,6 +63,6 @@ register(
         normalize=_normalize,
         # the base positions each element of the region (the value broadcast to it) goes to
         index_map=lambda e, same: getitem_map(e.params["index"], e.inputs[0].type.rank),
-        extra={"layout": same_layout},  # the base's order of axes
+        layout=same_layout,  # the base's order of axes
     )
 )

@@ -208,7 +208,7 @@ class Statements:
         atom = t._atom
         while atom is not root._atom:
             e = made_by.get(id(atom))
-            rule = REGISTRY[e.op].extra.get("write") if e is not None else None
+            rule = REGISTRY[e.op].write if e is not None else None
             if rule is None:
                 if e is None:
                     what = "this view"

@@ -61,7 +61,7 @@ def family(eqn: Eqn) -> str:
             return "scalar"
         return "map"
     if op.kind == "contract":
-        return op.extra.get("kernel", "contraction")
+        return op.kernel or "contraction"
     return {"reduce": "reduce", "scan": "scan"}.get(op.kind, "custom")
 
 
@@ -561,7 +561,7 @@ def _unfused(body: Graph):
     for e in body.eqns:
         if family(e) in ("index", "scalar"):
             continue
-        own = REGISTRY[e.op].extra.get("unfused_bytes")
+        own = REGISTRY[e.op].unfused_bytes
         if own is not None:  # an op standing for several (attention)
             total = total + own(e)
             continue

@@ -17,7 +17,7 @@ NumPy 2's behaviour:
   order wins (NumPy's iterator, ``npyiter_find_best_axis_ordering``);
 * reductions keep the order of the kept axes; scans keep their input's; concatenations merge
   their inputs' as maps do;
-* views follow their registry entry's ``extra["layout"]`` (ops/reorders.py): ``transpose``
+* views follow their registry entry's ``layout`` (ops/reorders.py): ``transpose``
   permutes, ``getitem``/``squeeze`` drop axes, new axes (size 1) and ``broadcast_to``'s (stride
   0) go innermost, ``flip`` and ``store`` keep their operand's order;
 * everything else (products, reshapes, creation ops, user operators) is C-ordered.
@@ -67,7 +67,7 @@ def infer_layouts(graph) -> dict[int, tuple[tuple, frozenset]]:
 
 def _rule(e, ins, rank):
     op = REGISTRY[e.op]
-    rule = op.extra.get("layout")
+    rule = op.layout
     if rank < 2:
         return _c(rank), frozenset()
     if (op.kind == "map" and e.inputs) or rule == "merge":
