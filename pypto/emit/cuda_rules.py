@@ -61,6 +61,8 @@ CUDA_CODE = {
     "hypot": "hypot({0}, {1})",
     "logaddexp": "ppto_logaddexp({0}, {1})",
     "logaddexp2": "ppto_logaddexp2({0}, {1})",
+    "heaviside": "({0} != {0} ? {0} : ({0} < 0 ? ({T})0 : ({0} > 0 ? ({T})1 : {1})))",
+    "copysign": "copysign({0}, {1})",
     "logical_and": "({0} && {1})",
     "logical_or": "({0} || {1})",
     "logical_xor": "((bool){0} != (bool){1})",

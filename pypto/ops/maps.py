@@ -72,6 +72,8 @@ BINARY = [
     ("hypot", np.hypot, ()),
     ("logaddexp", np.logaddexp, ()),
     ("logaddexp2", np.logaddexp2, ()),
+    ("heaviside", np.heaviside, ()),
+    ("copysign", np.copysign, ()),
     ("logical_and", np.logical_and, ()),
     ("logical_or", np.logical_or, ()),
     ("logical_xor", np.logical_xor, ()),

@@ -234,7 +234,7 @@ INT_BINARY = ["add", "subtract", "multiply", "floor_divide", "mod", "maximum", "
               "less", "greater_equal", "logical_and", "logical_xor"]  # fmt: skip
 FLOAT_BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "mod", "power",
                 "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "logaddexp",
-                "logaddexp2", "not_equal",
+                "logaddexp2", "heaviside", "copysign", "not_equal",
                 "less_equal"]  # fmt: skip
 FLOAT_UNARY = ["neg", "abs", "sign", "sqrt", "cbrt", "square", "reciprocal", "exp", "exp2",
                "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin",
