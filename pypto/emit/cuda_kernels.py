@@ -17,8 +17,8 @@ import numpy as np
 from ..dtypes import ufunc_loop
 from ..errors import InternalError
 from ..ir import Literal, Var
+from ..lower.families import family
 from ..lower.index_map import Linear, Pieces, broadcast_map, getitem_map, point, view_map
-from ..passes.fuse import family
 from ..passes.plan import Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat

@@ -34,9 +34,9 @@ import numpy as np
 
 from ..errors import InternalError, UnsupportedError
 from ..ir import Literal, Var
+from ..lower.families import family
 from ..lower.index_map import Linear, Pieces, interval, view_map
 from ..ops.pycode import PYTHON_CODE, python_code
-from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, format_code

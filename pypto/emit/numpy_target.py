@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import InternalError
 from ..ir import Literal, Var
+from ..lower.families import family
 from ..lower.index_map import (
     IndexMap,
     Linear,
@@ -36,8 +37,6 @@ from ..lower.index_map import (
 )
 from ..ops.indexing import SliceSpec
 from ..ops.pycode import PYTHON_CODE, python_code
-from ..passes.chunk import follow
-from ..passes.fuse import family
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import (
@@ -198,9 +197,7 @@ class GraphEmitter:
     def _kernel(self, k: Kernel):
         c = k.chunking
         if c is not None:
-            tags = follow(k, c.axis, self.plan.same)
-            if tags is None:  # the plan said it could; never guess
-                raise InternalError(f"kernel {k.name}: chunk axis {c.axis} cannot be followed")
+            tags = c.follows  # what the Plan decided each value reads along the axis
             region = tuple((_S, _E) if a == c.axis else (0, d) for a, d in enumerate(k.domain))
         else:
             tags = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from ..ir import Var
+from ..lower.families import family
 from ..lower.index_map import (
     BAD,
     Linear,
@@ -31,7 +32,6 @@ from ..lower.index_map import (
 from ..registry import REGISTRY
 from ..shapes import size_of
 from ..symbolic import floordiv, smax
-from .fuse import family
 from .plan import Chunking, GraphPlan, Kernel
 
 # Bytes of one block's working set: about a core's L2 (2 MiB on the machines measured), and
@@ -106,7 +106,7 @@ def choose(k: Kernel, budget: int, names: dict, same, order=None) -> Chunking | 
         halos = _halos(k, tags).items()
         halo = tuple((names.get(id(v), "?"), lo, hi) for v, (lo, hi) in halos)
         work = per_point * size_of(k.domain)  # bytes of one pass: emitters split big kernels
-        return Chunking(axis, block, k.domain[axis], halo, budget, "; ".join(why), work)
+        return Chunking(axis, block, k.domain[axis], halo, budget, "; ".join(why), work, tags)
     return None
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
+from ..lower.families import family
 from ..lower.index_map import broadcasts, getitem_map, moves_data, view_map
 from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
@@ -46,23 +47,6 @@ HEAVY = ("contraction", "attention")
 
 def nbytes(t) -> object:
     return mul(size_of(t.shape), t.dtype.itemsize)
-
-
-def family(eqn: Eqn) -> str:
-    """What an equation is to fusion: index (map), scalar, map, reduce, scan, contraction,
-    attention, custom or store."""
-    op = REGISTRY[eqn.op]
-    if eqn.op == "store":
-        return "store"
-    if op.kind == "reorder":
-        return "index"
-    if op.kind == "map":
-        if eqn.out.type.rank == 0 and all(a.type.rank == 0 for a in eqn.inputs):
-            return "scalar"
-        return "map"
-    if op.kind == "contract":
-        return op.kernel or "contraction"
-    return {"reduce": "reduce", "scan": "scan"}.get(op.kind, "custom")
 
 
 def _transparent(eqn: Eqn) -> bool:

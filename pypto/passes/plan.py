@@ -49,6 +49,9 @@ class Chunking:
     budget: int = 0  # the cache budget in bytes the block size was chosen for
     reason: str = ""
     work: Dim = 0  # bytes the kernel touches in all: large kernels use every core
+    # id(value) -> (the value's axis the chunk axis is, the offsets a block reads it at), or
+    # None where it does not vary along the chunk axis (passes/chunk.py ``follow``)
+    follows: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
