@@ -26,7 +26,7 @@ from .dtypes import python_scalar_type, to_dtype
 from .errors import ArgumentError, PyptoError, UnsupportedError, api_boundary
 from .registry import REGISTRY
 from .shapes import ShapeContext
-from .source import Site, user_site
+from .sites import Site, user_site
 from .symbolic import Expr, SymFloat
 
 _BUILDER: contextvars.ContextVar[GraphBuilder | None] = contextvars.ContextVar(

@@ -13,7 +13,7 @@ from .errors import PyptoError, execution_error
 from .ir import Atom, Eqn, Graph, Literal, Var, freeze_attrs
 from .registry import OpDef
 from .shapes import Breach, ShapeContext, size_of
-from .source import Site
+from .sites import Site
 from .symbolic import Expr, SymFloat
 from .types import TensorType
 

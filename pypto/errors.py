@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from .source import Site, is_internal
+from .sites import Site, is_internal
 
 
 class PyptoError(Exception):

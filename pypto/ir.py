@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .shapes import Guard
-from .source import Site
+from .sites import Site
 from .types import TensorType
 
 # The printed form of a graph: printer.py puts its ``format_graph`` here when imported

@@ -117,3 +117,15 @@ def test_view_ops_are_read_through_their_index_maps():
                 found.append(f"{rel}:{node.lineno}: {sorted(names & views)}")
     assert views >= {"transpose", "getitem", "broadcast_to", "reshape", "concatenate"}
     assert found == []
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists each package (a wheel has only those)."""
+    import tomllib
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")
+    }
+    assert found - listed == set()

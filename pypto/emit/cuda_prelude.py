@@ -8,7 +8,7 @@ shifts past the width, integer powers, casts (bool, float to integer), and the b
 reductions (warp shuffles, then one value per warp in shared memory).
 
 The text compiles with NVRTC (no includes besides cuda_fp16.h) and with the CPU emulation
-harness (pypto/emit/cuda_emu), unchanged.
+harness (pypto/testing/cuda_emu), unchanged.
 """
 
 PRELUDE = r"""

@@ -418,7 +418,7 @@ _COMPILED = [0]
 
 def compile_graph_cuda(plan: GraphPlan, cp):
     """The plan as ``run(values, env) -> outputs`` on the CUDA target, with ``cp`` the CuPy
-    module (or the emulator's stand-in, pypto/emit/cuda_emu/fakecupy.py)."""
+    module (or the emulator's stand-in, pypto/testing/cuda_emu/fakecupy.py)."""
     cache = plan.__dict__.setdefault("_cuda_fns", {})
     found = cache.get(id(cp))
     if found is not None:

@@ -19,7 +19,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..errors import UnsupportedError
-from ..source import Site
+from ..sites import Site
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,7 +6,7 @@ import os
 import pytest
 from cupy_backend import ON_DEVICE
 
-from pypto.emit import cuda_emu, nvrtc
+from pypto.testing import cuda_emu, nvrtc
 
 
 def require(reason: str | None, tool: str) -> None:

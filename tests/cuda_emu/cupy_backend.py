@@ -18,8 +18,8 @@ import os
 
 import numpy as np
 
-from pypto.emit.cuda_emu.fakecupy import FakeCupy
 from pypto.emit.cuda_target import compile_graph_cuda
+from pypto.testing.cuda_emu.fakecupy import FakeCupy
 
 ON_DEVICE = os.environ.get("PYPTO_CUDA_TESTS") == "device"
 _PRODUCTS = ("matmul", "dot")

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from pypto.emit import cuda_attention as ca
-from pypto.emit.cuda_emu import EmuModule
-from pypto.emit.nvrtc import compile_cuda
+from pypto.testing.cuda_emu import EmuModule
+from pypto.testing.nvrtc import compile_cuda
 
 ORDERS = ["forward", "reverse"]
 NEG_INF = -np.inf

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pypto as ppto
-from pypto.emit import nvrtc
 from pypto.passes.pipeline import plan_graph
+from pypto.testing import nvrtc
 from pypto.tracer import placeholders
 
 _compiled: set[str] = set()  # sources NVRTC already compiled in this session

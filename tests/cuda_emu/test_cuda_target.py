@@ -31,9 +31,9 @@ from helpers import load_seed
 
 import pypto as ppto
 from pypto.compile import _specialize
-from pypto.emit import nvrtc
 from pypto.function import run_function
 from pypto.passes.pipeline import plan_function, plan_graph
+from pypto.testing import nvrtc
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cuda_kernels import ALL, TEMPLATES
 
-from pypto.emit.cuda_emu import EmulationError, EmuModule, available
+from pypto.testing.cuda_emu import EmulationError, EmuModule, available
 
 pytestmark = pytest.mark.usefixtures("gxx")  # conftest.py: skip or fail without g++
 
@@ -167,7 +167,7 @@ def test_cache_and_options():
 UCONTEXT = """
 import numpy as np
 from cuda_kernels import SOFTMAX
-from pypto.emit.cuda_emu import EmuModule
+from pypto.testing.cuda_emu import EmuModule
 mod = EmuModule(SOFTMAX, options=("-DPPTO_EMU_UCONTEXT",), order="random")
 x = np.random.default_rng(0).standard_normal((8, 300), dtype=np.float32)
 y = np.zeros_like(x)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from cuda_kernels import ALL
 
-from pypto.emit.cuda_emu import EmulationError, EmuModule
+from pypto.testing.cuda_emu import EmulationError, EmuModule
 
 ORDERS = ["forward", "reverse", "random"]
 pytestmark = pytest.mark.usefixtures("gxx")  # conftest.py: skip or fail without g++

@@ -3,7 +3,7 @@
 import pytest
 from cuda_kernels import ALL
 
-from pypto.emit.nvrtc import CudaCompileError, available, compile_cuda
+from pypto.testing.nvrtc import CudaCompileError, available, compile_cuda
 
 pytestmark = pytest.mark.usefixtures("nvrtc_ok")  # conftest.py: skip or fail without NVRTC
 

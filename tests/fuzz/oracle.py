@@ -140,7 +140,7 @@ def _host(x):
 def _cupy(seed: int):
     cp = make_cupy(order="random", seed=seed)
     if not ON_DEVICE:
-        from pypto.emit import nvrtc
+        from pypto.testing import nvrtc
 
         if nvrtc.available() is None:
             raw = cp.RawModule

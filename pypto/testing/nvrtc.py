@@ -3,7 +3,7 @@
 Needs the ``cuda-bindings`` and ``nvidia-cuda-nvrtc`` / ``nvidia-cuda-runtime`` wheels (13.0.x:
 the GPU machines' driver loads PTX up to CUDA 13.0, so the output is cubin for ``sm_90``)::
 
-    from pypto.emit.nvrtc import available, compile_cuda, CudaCompileError
+    from pypto.testing.nvrtc import available, compile_cuda, CudaCompileError
 
     result = compile_cuda(src, name_expressions=("fused<float>",))
     result.lowered["fused<float>"]   # the mangled name

@@ -4,7 +4,7 @@ The emitted ``.cu`` text is compiled unchanged by g++ against ``ppto_emu.h`` (``
 stub headers in ``include/`` stand for ``cuda_fp16.h``, ``cuda_bf16.h`` and ``cuda_runtime.h``)
 and called through ctypes, in CuPy's shapes::
 
-    from pypto.emit.cuda_emu import EmuModule, available, EmulationError
+    from pypto.testing.cuda_emu import EmuModule, available, EmulationError
 
     mod = EmuModule(code=src, name_expressions=("fused<float>",))
     k = mod.get_function("fused<float>")
@@ -41,7 +41,7 @@ stack. Static ``__shared__`` arrays keep their contents from block to block; dyn
 (``PPTO_DYN_SMEM``) is filled with 0xFF bytes (NaN) at each block start and ends at a guard page.
 """
 
-from pypto.emit.cuda_emu.loader import (
+from pypto.testing.cuda_emu.loader import (
     HEADER,
     INCLUDE_DIR,
     EmuKernel,

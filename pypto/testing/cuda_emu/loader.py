@@ -141,7 +141,7 @@ _LOCK = threading.RLock()  # the runtime's scheduler state is global: one launch
 
 
 def _launchers(names: list[str]) -> str:
-    lines = ["", "// ---- launchers appended by pypto.emit.cuda_emu ----"]
+    lines = ["", "// ---- launchers appended by pypto.testing.cuda_emu ----"]
     for i, name in enumerate(names):
         lit = json.dumps(name)
         lines += [
