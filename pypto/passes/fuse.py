@@ -344,7 +344,8 @@ class Fuser:
                 return True, "contraction", "the maps after it are its epilogue"
             if g.heavy is not None:
                 return False, "contraction", "one matrix product per kernel"
-            return False, "contraction", f"a {g.kind} kernel does not take a matrix product"
+            article = "an" if g.kind[0] in "aeiou" else "a"
+            return False, "contraction", f"{article} {g.kind} kernel does not take a matrix product"
         return False, "kind", f"a {fam} does not fuse into a {g.kind} kernel"
 
     def _become_reduction(self, g: Group, dom, axes, inside) -> bool:
