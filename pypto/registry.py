@@ -53,6 +53,7 @@ class OpDef:
     # None: reorders do, others give a NumPy scalar
     array_0d: bool | Callable | None = None
     scan_step: np.ufunc | None = None  # scans: the binary ufunc between neighbours
+    combine: np.ufunc | None = None  # reductions: the binary ufunc combining partial results
     kernel: str | None = None  # contractions: the kind of kernel fusion makes ("attention")
     unfused_bytes: Callable | None = None  # contractions: memory traffic when not fused
     call: Callable | None = None  # the NumPy function generated code calls (default: impl)

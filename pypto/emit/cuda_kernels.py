@@ -18,28 +18,18 @@ from ..dtypes import ufunc_loop
 from ..errors import InternalError
 from ..ir import Literal, Var
 from ..lower.families import family
-from ..lower.index_map import Linear, Pieces, broadcast_map, getitem_map, point, view_map
+from ..lower.index_map import Linear, Pieces, broadcast_map, point, view_map
+from ..lower.kernel import lower_kernel
 from ..passes.plan import Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
 from .common import symfloat_code
 from .cuda_prelude import compute_type, ctype
-from .cuda_rules import cuda_code
+from .cuda_rules import CUDA_CODE, FUNCTORS, cuda_code
 
 BLOCK = 256  # threads per block
 MAX_GRID = 4096  # blocks of a grid-stride launch
 
-_IDENTITY = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
-_COMBINE = {
-    "sum": ("ppto_sum_op", "({a} + {b})"),
-    "mean": ("ppto_sum_op", "({a} + {b})"),
-    "prod": ("ppto_prod_op", "({a} * {b})"),
-    "max": ("ppto_max_op", "ppto_maximum({a}, {b})"),
-    "min": ("ppto_min_op", "ppto_minimum({a}, {b})"),
-    "any": ("ppto_or_op", "({a} || {b})"),
-    "all": ("ppto_and_op", "({a} && {b})"),
-}
-_EMPTY = {"max": "maximum", "min": "minimum"}
 _VECTOR = {"float32": "float4", "int32": "int4", "uint32": "uint4", "float64": "double2",
            "int64": "longlong2"}  # fmt: skip
 _ACC_DTYPE = {  # partial results of a two-stage reduction, by accumulator type
@@ -102,6 +92,8 @@ class KernelWriter:
         self.scan = None  # (scan eqn, index, accumulator) inside a scan's loop
         own = {id(v) for v in self.outputs}  # computed whole (by the host), read like inputs
         self.whole = ge.whole_of(k) | (set(ge.host_values) - own)
+        self.low = lower_kernel(k, ge.plan.same, self.whole)  # reads, stores, combines
+        self.positions = {id(s.out): m for s, m in self.low.stores}
 
     # -- parameters -------------------------------------------------------------------------
     def dim(self, d) -> str:
@@ -178,7 +170,10 @@ class KernelWriter:
         if found is not None:
             return found
         e = self.prod.get(id(v))
-        if e is None or id(v) in self.whole:
+        found = self.low.loads.get(id(v))
+        if found is not None and id(v) not in self.whole:  # a view of memory: one read
+            code = self.at(found.source, point(found.map, idx, self.dim))
+        elif e is None or id(v) in self.whole:
             code = self.load(v, idx)
             if v.type.rank == 0:  # a scalar parameter: no local needed
                 self.memo[key] = code
@@ -363,10 +358,11 @@ class KernelWriter:
             ct = compute_type(a.type.dtype)
         else:
             ct = compute_type(e.out.type.dtype)
-        if kind in ("max", "min"):
-            init = _limits(a.type.dtype, low=kind == "max")
+        c = self.low.combines[id(e.out)]
+        if c.identity is None:  # max, min: the accumulator starts at the dtype's extreme
+            init = _limits(a.type.dtype, low=c.ufunc is np.maximum)
         else:
-            init = _IDENTITY.get(kind, "0")
+            init = str(int(c.identity))
         self.add(f"{ct} {acc} = ({ct}){init};")
         return acc, ct, kind
 
@@ -376,10 +372,14 @@ class KernelWriter:
             value = f"(({value}) != 0)"
         elif compute_type(a.type.dtype) != ct:
             value = f"(({ct}){value})"
-        code = _COMBINE[e.op][1].format(a=acc, b=value)
+        code = self.combine_code(e, acc, value)
         if e.out.type.dtype.name == "float16" and e.op in ("sum", "prod"):
             code = f"ppto_h({code})"
         return code
+
+    def combine_code(self, e, a: str, b: str) -> str:
+        """Two partial results of reduction or scan ``e`` combined (its ufunc's C code)."""
+        return CUDA_CODE[self.low.combines[id(e.out)].ufunc.__name__].format(a, b)
 
     def reduce_result(self, e, acc, axes, a) -> str:
         out = e.out.type.dtype
@@ -538,7 +538,7 @@ class KernelWriter:
         vt, ot = value.type.dtype, s.out.type.dtype
         if compute_type(vt) != compute_type(ot):
             code = f"ppto_cast<{compute_type(ot)}>({code})"
-        self.store(s.out, point(getitem_map(s.index, s.out.type.rank), idx, self.dim), code)
+        self.store(s.out, point(self.positions[id(s.out)], idx, self.dim), code)
 
     def reduction_kernel(self) -> str:
         k = self.k
@@ -585,7 +585,7 @@ class KernelWriter:
                             self.add(s)
                         value = self.at(e.inputs[0], self.full_index(ridx, tidx, reduced))
                         self.add(f"{acc} = {self.combine(e, acc, value, ct)};")
-                    functor = _COMBINE[e.op][0]
+                    functor = FUNCTORS[self.low.combines[id(e.out)].ufunc.__name__]
                     self.add(
                         f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);"
                     )
@@ -709,7 +709,7 @@ class KernelWriter:
                 self.add(st)
             for i, e in enumerate(reduces):
                 acc, ct, _ = self.reduce_init(e)
-                functor = _COMBINE[e.op][0]
+                functor = FUNCTORS[self.low.combines[id(e.out)].ufunc.__name__]
                 if stage == "part":
                     with self.scope(
                         "for (long long t_ = lo_ + threadIdx.x; t_ < hi_; t_ += blockDim.x)"
@@ -727,7 +727,7 @@ class KernelWriter:
                     continue
                 with self.scope("for (long long p_ = threadIdx.x; p_ < parts_; p_ += blockDim.x)"):
                     part = f"q{i}[row_ * parts_ + p_]"
-                    self.add(f"{acc} = {_COMBINE[e.op][1].format(a=acc, b=part)};")
+                    self.add(f"{acc} = {self.combine_code(e, acc, part)};")
                 self.add(f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);")
                 ci = self.canonical(e, ridx, kept, reduced, len(domain))
                 code = self.reduce_result(e, acc, reduced, e.inputs[0])
@@ -775,7 +775,6 @@ class KernelWriter:
         self.add(f"const long long lines_ = {total};")
         head = self.grid_stride("line_", "lines_")
         out_ct = compute_type(scan.out.type.dtype)
-        step = {"cumsum": "+", "cumprod": "*"}[scan.op]
         with self.scope(head):
             stmts, lidx = self.delinearize("line_", lines_shape, "k")
             for s in stmts:
@@ -788,7 +787,7 @@ class KernelWriter:
                 x = self.at(scan.inputs[0], idx)
                 if compute_type(scan.inputs[0].type.dtype) != out_ct:
                     x = f"(({out_ct}){x})"
-                code = f"(s_ == 0 ? {x} : ({acc} {step} {x}))"
+                code = f"(s_ == 0 ? {x} : {self.combine_code(scan, acc, x)})"
                 if scan.out.type.dtype.name == "float16":
                     code = f"ppto_h({code})"
                 self.add(f"{acc} = {code};")
@@ -812,9 +811,8 @@ class KernelWriter:
         scan = next(e for e in k.body.eqns if family(e) == "scan")
         lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
         ct = compute_type(scan.out.type.dtype)
-        op = {"cumsum": "+", "cumprod": "*"}[scan.op]
-        one = "0" if scan.op == "cumsum" else "1"
-        functor = "ppto_sum_op" if scan.op == "cumsum" else "ppto_prod_op"
+        c = self.low.combines[id(scan.out)]
+        one, functor = str(c.identity), FUNCTORS[c.ufunc.__name__]
         half = scan.out.type.dtype.name == "float16"
         self.params.append(("long long parts_", "np.int64(_parts)"))
         self.params.append((f"{ct}* __restrict__ q0", "_q0"))
@@ -824,7 +822,10 @@ class KernelWriter:
         self.add("const long long chunk_ = (n_ + parts_ - 1) / parts_;")
         self.add("__shared__ double scratch_[33];")
         self.add(f"__shared__ double tot_[{BLOCK}];")
-        step = (lambda a, b: f"ppto_h({a} {op} {b})") if half else (lambda a, b: f"({a} {op} {b})")
+
+        def step(a, b):
+            code = self.combine_code(scan, a, b)
+            return f"ppto_h({code})" if half else code
 
         def walk(write: bool):
             with self.scope("for (long long s_ = a_; s_ < z_; ++s_)"):

@@ -75,10 +75,20 @@ CUDA_CODE = {
     "full": "(({T}){0})",  # the value, broadcast, in the result's type
 }
 
+# the functors of ppto_block_reduce (cuda_prelude.py) by the ufunc that combines
+FUNCTORS = {
+    "add": "ppto_sum_op",
+    "multiply": "ppto_prod_op",
+    "maximum": "ppto_max_op",
+    "minimum": "ppto_min_op",
+    "logical_or": "ppto_or_op",
+    "logical_and": "ppto_and_op",
+}
+
 
 def cuda_code(op) -> str | None:
     """The C expression template of a map op: the table's, or a user operator's own."""
     return CUDA_CODE.get(op.name) if op.builtin else op.cuda
 
 
-__all__ = ["CUDA_CODE", "cuda_code"]
+__all__ = ["CUDA_CODE", "FUNCTORS", "cuda_code"]

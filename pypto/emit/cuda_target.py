@@ -36,6 +36,7 @@ from ..errors import InternalError, UnsupportedError
 from ..ir import Literal, Var
 from ..lower.families import family
 from ..lower.index_map import Linear, Pieces, interval, view_map
+from ..lower.kernel import combine_of
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
@@ -52,7 +53,7 @@ from .common import (
     symfloat_code,
     value_idents,
 )
-from .cuda_kernels import _ACC_DTYPE, _EMPTY, KernelWriter, ScanElsewhere
+from .cuda_kernels import _ACC_DTYPE, KernelWriter, ScanElsewhere
 from .cuda_prelude import PRELUDE, compute_type
 from .cuda_rules import cuda_code
 from .views import view_code
@@ -305,13 +306,14 @@ class CudaGraphEmitter:
         if blocks is not None:  # one block per (row, part)
             grid = f"max(1, min({blocks}, 65535))"
         for e in k.body.eqns:
-            if e.op in _EMPTY and not isinstance(e.inputs[0], Literal):
+            empty = family(e) == "reduce" and combine_of(e).identity is None
+            if empty and not isinstance(e.inputs[0], Literal):
                 axes = e.params["axis"]
                 red = self.count([e.inputs[0].type.shape[i] for i in axes])
                 lines.append(f"if {red} == 0 and {self.count(e.out.type.shape)} > 0:")
                 lines.append(
                     "    raise ValueError('zero-size array to reduction operation "
-                    f"{_EMPTY[e.op]} which has no identity')"
+                    f"{combine_of(e).ufunc.__name__} which has no identity')"
                 )
         args = ", ".join(host for _, host in writer.params)
         lines.append(f"_grid_ = {grid}")

@@ -35,6 +35,7 @@ from ..lower.index_map import (
     moves_data,
     view_map,
 )
+from ..lower.kernel import lower_kernel
 from ..ops.indexing import SliceSpec
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
@@ -204,6 +205,9 @@ class GraphEmitter:
             region = tuple((0, d) for d in k.domain)
         self.kernel, self.tags = k, tags
         self.inputs = {id(v) for v in k.inputs}
+        heavy = [e for e in k.body.eqns if family(e) in ("contraction", "attention", "custom")]
+        # views of what the kernel reads from memory, each one read (the lowering)
+        self.low = lower_kernel(k, self.plan.same, {id(e.out) for e in heavy})
         pre = self.pre = _Ctx(self.out, {})
         if k.accumulate is not None:  # out = a @ b + X, out in X's memory: BLAS adds a @ b
             product = k.body.eqns[0]
@@ -211,7 +215,6 @@ class GraphEmitter:
             self.out.add(f"_gemm_acc({a}, {b}, {self.names[id(k.outputs[0])]})")
             return
         # values computed whole before the blocks: products, attention, user operators
-        heavy = [e for e in k.body.eqns if family(e) in ("contraction", "attention", "custom")]
         self.whole: dict[int, str] = {}
         for e in heavy:
             local = f"{self.names[id(e.out)]}_whole"
@@ -436,9 +439,9 @@ class GraphEmitter:
     def _strided(self, e) -> bool:
         """A view that moves elements (a transpose, a slice, a flip): new arrays made from it
         follow its layout."""
-        m = view_map(e, self.plan.same)
+        a, m = self._view(e)
         return isinstance(m, IndexMap) and moves_data(
-            m, e.inputs[0].type.shape, e.out.type.shape, self.plan.same
+            m, a.type.shape, e.out.type.shape, self.plan.same
         )
 
     def _ufunc_in_place(self, e, region, ctx, out):
@@ -756,8 +759,7 @@ class GraphEmitter:
         """A view over ``region``: its operand over the interval its map gives (one rule per
         op, in the registry: pypto/lower/index_map.py), then subscripted, transposed or
         broadcast to the view's value (emit/views.py)."""
-        a = e.inputs[0]
-        m = view_map(e, self.plan.same)
+        a, m = self._view(e)
         if isinstance(m, Linear):
             return self._reshape(a, m, region, ctx)
         if isinstance(m, Pieces):
@@ -768,6 +770,14 @@ class GraphEmitter:
             return f"{name}[{', '.join(self.dim(r.offset) for r in m.reads)}]"
         base = self._value(a, interval(m, region), ctx)
         return view_code(m, base, region, e.out.type.shape, self.dim, self._shape, self.plan.same)
+
+    def _view(self, e):
+        """A view's operand and map: for a view of memory, the memory read through the whole
+        chain's composed map (one subscript); else its operand through its own map."""
+        found = self.low.loads.get(id(e.out))
+        if found is not None:
+            return found.source, found.map
+        return e.inputs[0], view_map(e, self.plan.same)
 
     def _reshape(self, a, m: Linear, region, ctx) -> str:
         src, dst = m.src, m.dst

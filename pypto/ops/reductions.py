@@ -45,7 +45,17 @@ def _mean_dtype(key, dtype=None, **attrs):
     return np.dtype(np.float64) if dt.kind in "biu" else dt
 
 
-NO_IDENTITY = {"max": "maximum", "min": "minimum"}  # NumPy's name in its error
+# how partial results combine (NumPy's ufunc; its identity is the empty reduction's value,
+# None where NumPy raises for an empty axis: max, min)
+COMBINE = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "mean": np.add,
+    "max": np.maximum,
+    "min": np.minimum,
+    "any": np.logical_or,
+    "all": np.logical_and,
+}
 
 
 def _reduction(name, numpy_fns, dtype_rule, aliases, with_dtype: bool, doc: str):
@@ -74,10 +84,13 @@ def _reduction(name, numpy_fns, dtype_rule, aliases, with_dtype: bool, doc: str)
             dtype_rule=dtype_rule,
             # NumPy's ufunc reductions take axis 0 / -1 on a 0-d array; np.mean does not
             normalize=functools.partial(
-                _normalize, scalar_compat=name != "mean", identity=NO_IDENTITY.get(name)
+                _normalize,
+                scalar_compat=name != "mean",
+                identity=None if COMBINE[name].identity is not None else COMBINE[name].__name__,
             ),
             numpy=tuple(numpy_fns),
             aliases=aliases,
+            combine=COMBINE[name],
         )
     )
 
