@@ -63,6 +63,36 @@ def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
     return found
 
 
+def buffer_source(k: Kernel, v, b, by_name: dict, parallel: bool):
+    """Where kernel output ``v`` (its buffer ``b``) lives: ``("donor", input)`` a slice
+    assignment written in place into an input array; ``("base", value)`` into the memory of the
+    array it assigns into; ``("reuse", value)`` the memory of a dead buffer; ``("new", None)``.
+    ``parallel`` (the CUDA target's threads): in place only without write hazards (NumPy
+    computes such a value whole first), and a slice assignment never takes over other memory.
+    """
+    s = next((x for x in k.stores if x.out is v), None)
+    inplace = s is not None and s.inplace
+    if parallel and inplace:  # (the base computed in the same kernel is never in place)
+        inplace = not k.hazards.get(id(v)) and all(e.out is not s.base for e in k.body.eqns)
+    if b is not None and b.donor is not None and (inplace or not parallel):
+        return "donor", b.donor
+    prior = by_name.get(b.reuses) if b is not None and b.reuses else None
+    if inplace:
+        return "base", prior.value if prior is not None and not parallel else s.base
+    if prior is not None and not (parallel and s is not None):
+        return "reuse", prior.value
+    return "new", None
+
+
+def attention_args(args: list, attrs: dict) -> tuple:
+    """The attention op's operands (code): q, k, v, then scale and mask when it has them
+    ("None" where not)."""
+    q, k, v, *rest = args
+    scale = rest.pop(0) if attrs["scale_op"] else "None"
+    mask = rest.pop(0) if attrs["masked"] else "None"
+    return q, k, v, scale, mask
+
+
 def value_idents(plan: GraphPlan) -> dict[int, str]:
     """id(value) -> its name in generated code, for both targets: ``v_`` + its printed name;
     an input its own name, unless a size symbol is spelled so (an input ``x0_1`` beside the
@@ -150,7 +180,9 @@ def pyrepr(v) -> str:
 
 
 __all__ = [
+    "attention_args",
     "bound_symbols",
+    "buffer_source",
     "const_code",
     "graph_symbols",
     "ident",

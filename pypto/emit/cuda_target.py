@@ -43,7 +43,9 @@ from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat, format_code
 from . import runtime
 from .common import (
+    attention_args,
     bound_symbols,
+    buffer_source,
     const_code,
     graph_symbols,
     ident,
@@ -200,21 +202,14 @@ class CudaGraphEmitter:
             dt = f"np.{v.type.dtype.name}" if v.type.dtype.name != "bool" else "np.bool_"
             s = stores.get(id(v))
             name = self.names[id(v)]
-            if (
-                s is not None
-                and s.inplace
-                and not k.hazards.get(id(v))
-                and b is not None
-                and b.donor is not None
-            ):
-                lines.append(f"{name} = {self.names[id(b.donor)]}")
-            elif (
-                s is not None and s.inplace and not k.hazards.get(id(v)) and id(s.base) not in prod
-            ):
-                lines.append(f"{name} = {self._value_name(s.base)}")
+            where, other = buffer_source(k, v, b, by_name, parallel=True)
+            if where == "donor":
+                lines.append(f"{name} = {self.names[id(other)]}")
+            elif where == "base":
+                lines.append(f"{name} = {self._value_name(other)}")
             else:  # new memory (a store not in place never takes over its base's memory)
-                if s is None and b is not None and b.reuses and b.reuses in by_name:
-                    prior = self.names[id(by_name[b.reuses].value)]
+                if where == "reuse":
+                    prior = self.names[id(other)]
                     lines.append(f"{name} = _reuse({prior}, {dt}, {self.shape(v.type.shape)})")
                 else:
                     lines.append(f"{name} = cp.empty({self.shape(v.type.shape)}, {dt})")
@@ -343,9 +338,7 @@ class CudaGraphEmitter:
         if e.op in ("matmul", "dot"):
             return f"cp.{e.op}({', '.join(args)})"
         if e.op == "attention":
-            q, k_, v, *rest = args
-            scale = rest.pop(0) if attrs["scale_op"] else "None"
-            mask = rest.pop(0) if attrs["masked"] else "None"
+            q, k_, v, scale, mask = attention_args(args, attrs)
             dt = f"np.{e.out.type.dtype.name}"
             return (
                 f"_cuda_attention(cp, {q}, {k_}, {v}, {scale}, {mask}, {attrs['scale_op']!r}, {dt})"

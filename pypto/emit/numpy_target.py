@@ -50,7 +50,9 @@ from ..symbolic import (
 )
 from . import runtime
 from .common import (
+    attention_args,
     bound_symbols,
+    buffer_source,
     const_code,
     graph_symbols,
     ident,
@@ -162,16 +164,14 @@ class GraphEmitter:
                 )
                 back = "" if order is None else f".transpose({tuple(np.argsort(order).tolist())})"
                 dt = f"np.{v.type.dtype.name}" if v.type.dtype.name != "bool" else "np.bool_"
-                if b.donor is not None:  # a slice assignment into an input array, in place
-                    self.out.add(f"{self.names[id(v)]} = {self.names[id(b.donor)]}")
-                elif b.reuses:
-                    prior = self.names[id(by_name[b.reuses].value)]
-                    if any(s.out is v and s.inplace for s in k.stores):
-                        self.out.add(f"{self.names[id(v)]} = {prior}")
-                    else:
-                        self.out.add(f"{self.names[id(v)]} = _reuse({prior}, {dt}, {shape}){back}")
+                where, other = buffer_source(k, v, b, by_name, parallel=False)
+                name = self.names[id(v)]
+                if where in ("donor", "base"):  # a slice assignment, in place
+                    self.out.add(f"{name} = {self.names[id(other)]}")
+                elif where == "reuse":
+                    self.out.add(f"{name} = _reuse({self.names[id(other)]}, {dt}, {shape}){back}")
                 else:
-                    self.out.add(f"{self.names[id(v)]} = _out({shape}, {dt}){back}")
+                    self.out.add(f"{name} = _out({shape}, {dt}){back}")
             self._kernel(k)
         made_by = {id(e.out): e for e in g.eqns}
         scalars = {  # rank-0 results NumPy gives as scalars (not views, copies, stores)
@@ -685,9 +685,7 @@ class GraphEmitter:
                 for a in e.inputs
             ]
             if e.op == "attention":
-                q, k, v, *rest = args
-                scale = rest.pop(0) if attrs["scale_op"] else "None"
-                mask = rest.pop(0) if attrs["masked"] else "None"
+                q, k, v, scale, mask = attention_args(args, attrs)
                 shape = self._shape(e.out.type.shape)
                 dt = f"np.{e.out.type.dtype.name}"
                 return (
