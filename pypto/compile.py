@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from .backends import run_compiled
 from .bindings import dtype_of, is_device_array, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
@@ -26,7 +27,6 @@ from .parse.frontend import ArgSpec, trace_function
 from .parse.source import function_source
 from .passes.host import prune_host_outputs
 from .passes.pipeline import plan_function
-from .runtime import run_compiled
 from .types import TensorType
 
 

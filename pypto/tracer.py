@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import api
+from .backends import run_graph
 from .bindings import dtype_of, is_device_array, refuse_foreign
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, weak_dtype
@@ -23,7 +24,6 @@ from .errors import BindingError, PyptoError, api_boundary
 from .ir import Graph
 from .passes.pipeline import plan_graph
 from .registry import REGISTRY
-from .runtime import run_graph
 from .shapes import ShapeContext, input_facts
 from .symbolic import Sym
 from .types import TensorType

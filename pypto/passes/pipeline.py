@@ -43,7 +43,7 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def simplify(graph: Graph, notes: list[str], facts) -> Graph:
     for _, fn in GRAPH_PASSES:
-        graph = fn(graph, notes, facts) if fn is rewrite_patterns else fn(graph, notes)
+        graph = fn(graph, notes, facts)  # every graph pass: (graph, notes, facts) -> graph
         verify(graph, facts=facts)
     return graph
 

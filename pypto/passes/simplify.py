@@ -19,7 +19,7 @@ from ..types import TensorType
 from .graphs import rebuild
 
 
-def fold_constants(graph: Graph, notes: list[str]) -> Graph:
+def fold_constants(graph: Graph, notes: list[str], facts=None) -> Graph:
     """Scalar ops on literals become literals (``2 * 3.0``, ``np.float32(1) / 3``)."""
     sub: dict[int, object] = {}
     eqns, folded = [], 0
@@ -56,7 +56,7 @@ def _plain(value) -> bool:
     return not isinstance(value, (Expr, SymFloat))
 
 
-def identities(graph: Graph, notes: list[str]) -> Graph:
+def identities(graph: Graph, notes: list[str], facts=None) -> Graph:
     """``transpose(transpose(x))``, ``reshape(reshape(x))``, ``x * 1``, ``x / 1``, ``x - 0``,
     identity reorders, same-type ``astype``/``copy``, and ``x / 2^k`` as ``x * 2^-k``. A graph
     output is never replaced by another value (NumPy would return a new array, not an alias of
@@ -188,7 +188,7 @@ def _is(atom, value) -> bool:
     return not isinstance(v, (bool, np.bool_)) and np.ndim(v) == 0 and v == value
 
 
-def cse(graph: Graph, notes: list[str]) -> Graph:
+def cse(graph: Graph, notes: list[str], facts=None) -> Graph:
     """Equations computing the same op of the same operands and attributes become one (but two
     outputs stay two arrays)."""
     outputs = {id(a) for a in graph.outputs if isinstance(a, Var)}
@@ -220,7 +220,7 @@ def _key(atom):
     return ("l", type(v).__name__, repr(v), atom.type)
 
 
-def dead_code(graph: Graph, notes: list[str]) -> Graph:
+def dead_code(graph: Graph, notes: list[str], facts=None) -> Graph:
     """Equations whose results nothing reads."""
     live: set[int] = {id(a) for a in graph.outputs if isinstance(a, Var)}
     kept = []

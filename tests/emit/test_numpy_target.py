@@ -157,13 +157,13 @@ def test_the_reference_backend_runs_the_same_plans(monkeypatch):
 
 
 def test_a_code_generator_failure_falls_back_to_the_plans(monkeypatch):
-    import pypto.runtime as runtime
+    import pypto.backends as backends
 
     def broken(*args):
         raise RuntimeError("a renderer bug")
 
-    monkeypatch.setattr(runtime, "compile_function", broken)
-    monkeypatch.setattr(runtime, "compile_graph", broken)
+    monkeypatch.setattr(backends, "compile_function", broken)
+    monkeypatch.setattr(backends, "compile_graph", broken)
 
     def g(x):
         return np.sin(x) * 2
