@@ -529,3 +529,14 @@ def view_of_a_numpy_scalar(x0, s0):
 
 def test_a_view_of_a_numpy_scalar_is_a_new_array():
     same_as_numpy(view_of_a_numpy_scalar, np.ones((1, 1)), np.float64(-0.32))
+
+
+def negated_promoting_concatenation(x0):
+    # a block inside the bool piece of an int concatenation is that piece, promoted
+    return np.concatenate([x0, -np.concatenate([np.minimum(x0, 0), x0], axis=1)], axis=1)
+
+
+def test_a_block_inside_one_piece_of_a_promoting_concatenation_is_promoted(monkeypatch):
+    monkeypatch.setenv("PYPTO_CHUNK_BUDGET", "256")  # (fuzz seed 3006136)
+    x0 = np.asfortranarray(np.array([[[True, False], [True, True]]]))
+    same_as_numpy(negated_promoting_concatenation, x0)

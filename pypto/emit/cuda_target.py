@@ -228,13 +228,17 @@ class CudaGraphEmitter:
             # the scan's values are read away from their position: the scan (and its prologue)
             # into a scratch array first, then the rest as an elementwise kernel reading it
             scan = next(e for e in k.body.eqns if family(e) == "scan")
-            scratch = f"{self.names[id(scan.out)]}_scan"
-            dt = scan.out.type.dtype.name
-            lines.append(f"{scratch} = cp.empty({self.shape(scan.out.type.shape)}, np.{dt})")
+            if any(v is scan.out for v in k.outputs):  # its own output buffer holds them
+                scratch = self.names[id(scan.out)]
+            else:
+                scratch = f"{self.names[id(scan.out)]}_scan"
+                dt = scan.out.type.dtype.name
+                lines.append(f"{scratch} = cp.empty({self.shape(scan.out.type.shape)}, np.{dt})")
             self.host_values[id(scan.out)] = scratch
             first = KernelWriter(self, k, cname, outputs=(scan.out,))
             sources = [first.render()]
-            second = KernelWriter(self, k, cname + "_epilogue", kind="elementwise")
+            rest = tuple(v for v in k.outputs if v is not scan.out)
+            second = KernelWriter(self, k, cname + "_epilogue", outputs=rest, kind="elementwise")
             sources.append(second.render())
             writers = [first, second]
         self.kernels += sources

@@ -808,7 +808,10 @@ class GraphEmitter:
             parts.append(self._value(piece, pr, ctx))
         if whole:
             return f"np.concatenate([{', '.join(parts)}], axis={ax})"
-        return f"_cat([{', '.join(parts)}], {ax})"  # a block may lie inside one piece
+        mixed = any(p.type.dtype != e.out.type.dtype for p in e.inputs)  # (promoted)
+        name = e.out.type.dtype.name
+        dt = f", np.{'bool_' if name == 'bool' else name}" if mixed else ""
+        return f"_cat([{', '.join(parts)}], {ax}{dt})"  # a block may lie inside one piece
 
 
 class _Ctx:

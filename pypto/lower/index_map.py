@@ -124,8 +124,8 @@ def getitem_map(index, rank: int) -> IndexMap:
             for _ in range(rank - consumed):
                 reads.append(Read(out))
                 out += 1
-        elif isinstance(item, SliceSpec):
-            reads.append(Read(out, item.step, item.start))
+        elif isinstance(item, SliceSpec):  # (one element: its step does not matter)
+            reads.append(Read(out, 1 if item.length == 1 else item.step, item.start))
             out += 1
         else:
             reads.append(Read(None, 0, item))

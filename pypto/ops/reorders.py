@@ -401,7 +401,7 @@ _reorder(
     write=lambda base, new, axis: flip(new, axis),
     index_map=lambda e, same: IndexMap(
         tuple(
-            Read(i, -1, d - 1) if i in e.params["axis"] else Read(i)
+            Read(i, -1, d - 1) if i in e.params["axis"] and d != 1 else Read(i)
             for i, d in enumerate(e.inputs[0].type.shape)
         ),
         e.out.type.rank,

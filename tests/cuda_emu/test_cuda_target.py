@@ -521,3 +521,21 @@ def test_plain_maps_load_16_bytes_at_a_time_where_alignment_allows(tools):
             (got,) = run([data["x"], data["y"]], {})
             assert cp.launches == (["graph_k0_vec"] if vectorized else ["graph_k0"]), shape
             assert_close(got, chain.run(**data), 1e-6 if dtype == np.float32 else 1e-13)
+
+
+def scan_read_reversed(x0, s0):
+    t1 = (x0[-1::-1] * (s0 < 2)).cumsum(axis=0)
+    t8 = (np.maximum(t1, s0) / 3 + x0)[::-1]
+    return t8, t1
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_a_scan_output_also_read_reversed(tools, n, monkeypatch):
+    """Fuzz seed 3003042: the scan's values are an output and are read reversed (on one
+    element, a reversed read is the same read)."""
+    monkeypatch.setenv("PYPTO_CHUNK_BUDGET", "256")
+    cp = make_cupy(order="random", seed=3003042)
+    x0 = np.linspace(-1.0, 1.0, n)
+    got = ppto.compile(scan_read_reversed)(cp.device(x0), 2)
+    for g, w in zip(got, scan_read_reversed(x0, 2)):
+        np.testing.assert_array_equal(to_host(g), w)

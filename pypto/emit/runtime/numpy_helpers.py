@@ -278,10 +278,13 @@ def _reuse(array, dtype, shape):
     return raw[:count].view(dtype).reshape(shape)
 
 
-def _cat(parts, axis):
-    """np.concatenate, except that a block inside one piece is that piece (no copy)."""
+def _cat(parts, axis, dtype=None):
+    """np.concatenate, except that a block inside one piece is that piece (no copy; with
+    ``dtype``, the concatenation's when pieces differ, converted as np.concatenate does)."""
     full = [p for p in parts if p.shape[axis]]
-    return full[0] if len(full) == 1 else np.concatenate(parts, axis=axis)
+    if len(full) != 1:
+        return np.concatenate(parts, axis=axis)
+    return full[0] if dtype is None else np.asarray(full[0]).astype(dtype, copy=False)
 
 
 def _py(x):
