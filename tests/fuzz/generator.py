@@ -420,7 +420,10 @@ class Gen:
 
     def op_extreme(self, d, fits, int_only):
         a, b = self.pair(d, fits, int_only)
-        return self.node(f"np.{self.r.choice(['maximum', 'minimum'])}({a.text}, {b.text})", [a, b])
+        names = ["maximum", "minimum"]
+        if a.kind == "f" and b.kind == "f":
+            names += ["logaddexp", "copysign"]
+        return self.node(f"np.{self.r.choice(names)}({a.text}, {b.text})", [a, b])
 
     def compare(self, d, fits=None):
         """A mask ``a > b`` whose operands are well apart everywhere."""
@@ -578,8 +581,11 @@ class Gen:
             return self.node(f"np.transpose({a.text})", [a])
         perm = list(range(nd))
         self.r.shuffle(perm)
-        if r < 0.8:
+        if r < 0.75:
             return self.node(f"np.transpose({a.text}, {tuple(perm)})", [a])
+        if r < 0.87:
+            src, dst = self.r.randrange(-nd, nd), self.r.randrange(-nd, nd)
+            return self.node(f"np.moveaxis({a.text}, {src}, {dst})", [a])
         return self.node(f"{a.p}.transpose({', '.join(map(str, perm))})", [a])
 
     def op_reshape(self, d, fits, int_only):
