@@ -12,6 +12,8 @@ from ..lower.index_map import IndexMap, broadcasts
 
 
 def view_code(m: IndexMap, base: str, region, out_shape, dim, shape_code, same, xp="np") -> str:
+    """The view's value over ``region`` from ``base`` (``dim`` and ``shape_code`` render sizes
+    and shapes, ``same`` decides sizes)."""
     new = set(m.new_axes())
     broadcast = broadcasts(m, out_shape, same)
 

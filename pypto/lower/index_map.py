@@ -171,7 +171,8 @@ def point(m: IndexMap, idx: tuple, dim) -> tuple[str, ...]:
     for r in m.reads:
         if r.src is None or r.scale == 0:
             out.append(str(r.offset) if isinstance(r.offset, int) else f"({dim(r.offset)})")
-        elif r.scale == 1 and str(r.offset).startswith("-"):  # i - start (a piece's index)
+        elif r.scale == 1 and str(r.offset).startswith("-"):  # i - start (a piece's index:
+            # the size a subtraction names, rather than a parameter for its negation)
             out.append(f"(({idx[r.src]}) - {_dim_code(-r.offset, dim)})")
         else:
             out.append(affine_code(_dim_code(r.offset, dim), r.scale, idx[r.src]))
@@ -209,9 +210,9 @@ BAD = object()  # a block along the chunk axis would not read a contiguous range
 
 
 def chunk_tag(m: IndexMap, ax: int, off):
-    """The operand axes a block along result axis ``ax`` (read at offsets ``off``) reads: one
-    ``(operand axis, offsets)`` tag per operand, None where the operand does not vary along
-    ``ax``, BAD where a block would not read a contiguous range (a reversed or strided read)."""
+    """What a block along result axis ``ax`` (read at offsets ``off``) reads of the operand:
+    ``(operand axis, offsets)``, None where the operand does not vary along ``ax``, BAD where a
+    block would not read a contiguous range (a reversed or strided read, two axes at once)."""
     found = None
     for i, r in enumerate(m.reads):
         if r.src != ax or r.scale == 0:
