@@ -56,9 +56,21 @@ def _shown(path: Path, up: bool = True) -> str:
 def _is_generated(path: Path) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.readline().startswith(GENERATED)
+            return _header("".join(f.readline() for _ in range(3))) is not None
     except OSError:
         return False
+
+
+def _header(text: str) -> list[str] | None:
+    """The generated header's lines (version, source hash), below a shebang and an encoding
+    line the source kept first; None for a file PyPTO did not write."""
+    lines = text.split("\n", 4)
+    for k in range(min(3, len(lines))):
+        if lines[k].startswith(GENERATED):
+            return lines[k : k + 2]
+        if not lines[k].startswith("#"):
+            return None
+    return None
 
 
 def _walk(root: Path, skip: Path):
@@ -167,9 +179,9 @@ def _write_atomically(path: Path, data: bytes) -> None:
 def _stale_reason(old: bytes | None, new: str) -> str:
     if old is None:
         return "missing"
-    head = old.decode("utf-8", errors="replace").split("\n", 2)
-    new_head = new.split("\n", 2)
-    if not head[0].startswith(GENERATED):
+    head = _header(old.decode("utf-8", errors="replace"))
+    new_head = _header(new) or ["", ""]
+    if head is None:
         return "not a generated module"
     if len(head) > 1 and head[1] != new_head[1]:
         return "source changed"

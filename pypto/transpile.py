@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
+import libcst.matchers as matchers
 import numpy as np
 
 from . import __version__
@@ -242,10 +243,47 @@ def transpile_file(
             )
         result.carried.append(("<module>", f"uses {', '.join(sorted(still))} besides decorators"))
         body = tree.visit(_Rewrite(generated, names, drop_imports=False)).code
+    first, head, body = _module_head(body)
     result.text = (
-        header + "\n" + _prelude(target) + "\n\n# -- the source module " + "-" * 50 + "\n" + body
+        first
+        + header
+        + head
+        + "\n"
+        + _prelude(target)
+        + "\n\n# -- the source module "
+        + "-" * 50
+        + "\n"
+        + body
     )
     return result
+
+
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
+
+
+def _module_head(code: str) -> tuple[str, str, str]:
+    """``code`` split where Python needs its parts: the lines that must come first (a shebang,
+    an encoding line), the module's docstring and ``from __future__`` imports (before any other
+    statement, so they go above the runtime), and the rest."""
+    lines = code.splitlines(True)
+    first = []
+    if lines and lines[0].startswith("#!"):
+        first.append(lines.pop(0))
+    if lines and len(first) + 1 <= 2 and _CODING.match(lines[0]):
+        first.append(lines.pop(0))
+    tree = cst.parse_module("".join(lines))
+    head, body = [], list(tree.body)
+    line = matchers.SimpleStatementLine
+    if body and matchers.matches(body[0], line(body=[matchers.Expr(matchers.SimpleString())])):
+        head.append(body.pop(0))
+    future = line(body=[matchers.ImportFrom(module=matchers.Name("__future__"))])
+    while body and matchers.matches(body[0], future):
+        head.append(body.pop(0))
+    if not head:
+        return "".join(first), "", "".join(lines)
+    kept = cst.Module(body=head, header=tree.header)  # the comments above the docstring too
+    rest = tree.with_changes(body=body, header=[])
+    return "".join(first), "\n" + kept.code, rest.code
 
 
 def _names(tree) -> list:
