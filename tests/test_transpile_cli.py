@@ -82,7 +82,7 @@ def test_the_corpus_package_is_mirrored_and_summarized(corpus):
     assert summary.startswith(f"{len(expected)} files ({len(expected)} written, 0 up to date); ")
     assert " 0 carried over; " in summary and "kernels emitted" in summary
     header = files["numpy_style/elementwise.py"].decode().splitlines()[:2]
-    assert header[0].endswith("(pypto transpile) from examples/numpy_style/elementwise.py")
+    assert header[0].endswith("(pypto transpile) from numpy_style/elementwise.py")
     assert header[1].startswith("# source sha256: ")
 
 
@@ -529,3 +529,24 @@ def test_the_source_module_layout_is_kept(tmp_path):
     stale = pypto("transpile", "layout.py", "-o", "out", "--target", "numpy", "--check",
                   cwd=tmp_path)  # fmt: skip
     assert stale.returncode == 1 and "source changed" in stale.stderr, stale.stderr
+
+
+def test_check_from_another_directory_and_its_stale_reasons(tmp_path):
+    """Issue 18, point 5: the header names the source relative to its SRC, so --check from
+    another directory agrees; an output edited by hand, and other options, say so."""
+    src = tmp_path / "proj" / "kernels"
+    src.mkdir(parents=True)
+    shutil.copy(CORPUS / "elementwise.py", src / "elementwise.py")
+    sig = ["-s", "sigmoid(f32[n])", "--target", "numpy"]
+    written = pypto("transpile", "kernels", "-o", "gen", *sig, cwd=tmp_path / "proj")
+    assert written.returncode == 0, written.stderr
+    out = tmp_path / "proj" / "gen" / "kernels" / "elementwise.py"
+    assert out.read_text().splitlines()[0].endswith(" from kernels/elementwise.py")
+    elsewhere = pypto("transpile", src, "-o", out.parent.parent, *sig, "--check", cwd=tmp_path)
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    options = pypto("transpile", src, "-o", out.parent.parent, "-s", "sigmoid(f64[n])",
+                    "--target", "numpy", "--check", cwd=tmp_path)  # fmt: skip
+    assert options.returncode == 1 and "(other signatures or options)" in options.stderr
+    out.write_text(out.read_text().replace("def sigmoid(", "def sigmoid(  ", 1))
+    edited = pypto("transpile", src, "-o", out.parent.parent, *sig, "--check", cwd=tmp_path)
+    assert edited.returncode == 1 and "(edited by hand)" in edited.stderr, edited.stderr
