@@ -193,7 +193,10 @@ def transpile_file(
     for sig in signatures:
         name, specs = parse_signature(sig)
         wanted.setdefault(name, []).append(specs)
-    module = _import(path, shown)
+    relative = any(
+        isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(ast.parse(text))
+    )
+    module = _import(path, shown, relative)
     defs = {
         s.name.value: s for s in tree.body if isinstance(s, cst.FunctionDef)
     }  # top-level functions
@@ -322,18 +325,33 @@ def _prelude(target: str) -> str:
     )
 
 
-def _import(path: Path, shown: str):
-    name = "_pypto_transpile_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(name, path)
+def _import(path: Path, shown: str, relative: bool = False):
+    """The module the file defines, run once. A file with relative imports runs as part of its
+    package (the directories above it with an ``__init__.py``), under its dotted name; any
+    other under a private name, its directory on ``sys.path``."""
+    path = path.resolve()
+    root, package = path.parent, []
+    while relative and (root / "__init__.py").exists():
+        package.insert(0, root.name)
+        root = root.parent
+    if package:
+        name = ".".join(package + ([] if path.name == "__init__.py" else [path.stem]))
+        search = [str(path.parent)] if path.name == "__init__.py" else None
+        spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=search)
+        where = str(root)
+    else:
+        name = "_pypto_transpile_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+        spec = importlib.util.spec_from_file_location(name, path)
+        where = str(path.parent)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    sys.path.insert(0, str(path.parent))
+    sys.path.insert(0, where)
     try:
         spec.loader.exec_module(module)
     except Exception as e:
         raise TranspileError(f"{shown} fails when imported: {type(e).__name__}: {e}") from e
     finally:
-        sys.path.remove(str(path.parent))
+        sys.path.remove(where)
     return module
 
 

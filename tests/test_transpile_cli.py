@@ -550,3 +550,46 @@ def test_check_from_another_directory_and_its_stale_reasons(tmp_path):
     out.write_text(out.read_text().replace("def sigmoid(", "def sigmoid(  ", 1))
     edited = pypto("transpile", src, "-o", out.parent.parent, *sig, "--check", cwd=tmp_path)
     assert edited.returncode == 1 and "(edited by hand)" in edited.stderr, edited.stderr
+
+
+RELATIVE = """\
+import numpy as np
+
+from . import c
+from .c import SCALE
+
+
+def f(x):
+    return np.sin(x) * SCALE + c.SCALE
+
+
+# pypto: export f(f64[n])
+"""
+
+
+def test_a_package_module_with_relative_imports(tmp_path):
+    """Issue 18, point 4: ``from . import c`` inside a package: the file is imported as part of
+    its package (it failed with PPT120 and was left out of the output package)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "c.py").write_text("SCALE = 2.0\n")
+    (pkg / "a.py").write_text(RELATIVE)
+    run = pypto("transpile", "pkg", "-o", "out", "--target", "numpy", "--strict", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "pkg").iterdir()) == [
+        "__init__.py",
+        "a.py",
+        "c.py",
+    ]
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["pypto"] = None
+        import numpy as np, pkg.a as a
+        a._f_python = None  # the compiled path runs, not the original
+        print(a.f(np.zeros(3)))
+    """)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "out")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[2. 2. 2.]"
