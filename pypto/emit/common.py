@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from ..errors import InternalError
 from ..ir import Literal
 from ..passes.plan import GraphPlan, Kernel
 from ..symbolic import Expr, SymFloat, as_symbol, format_code, free_symbols
@@ -82,6 +83,34 @@ def buffer_source(k: Kernel, v, b, by_name: dict, parallel: bool):
     if prior is not None and not (parallel and s is not None):
         return "reuse", prior.value
     return "new", None
+
+
+def dtype_code(dtype) -> str:
+    """The NumPy name of a dtype in generated code (``np.bool_`` for bool)."""
+    return "np.bool_" if dtype.name == "bool" else f"np.{dtype.name}"
+
+
+def dim_code(d) -> str:
+    """A size (int or symbolic) as Python code, size symbols by their identifiers."""
+    return format_code(d, ident)
+
+
+def attr_code(v, dim=dim_code) -> str:
+    """An op's attribute value as Python code (sizes through ``dim``)."""
+    from ..ops.indexing import SliceSpec
+
+    if isinstance(v, np.dtype):
+        return f"np.dtype({v.name!r})"
+    if isinstance(v, Expr):
+        return dim(v)
+    if isinstance(v, tuple):
+        inner = ", ".join(attr_code(x, dim) for x in v)
+        return f"({inner}{',' if len(v) == 1 else ''})"
+    if isinstance(v, SymFloat):
+        return symfloat_code(v, ident)
+    if isinstance(v, SliceSpec):
+        raise InternalError("slice attributes are emitted by their op")
+    return pyrepr(v)
 
 
 def attention_args(args: list, attrs: dict) -> tuple:
@@ -181,9 +210,12 @@ def pyrepr(v) -> str:
 
 __all__ = [
     "attention_args",
+    "attr_code",
     "bound_symbols",
     "buffer_source",
     "const_code",
+    "dim_code",
+    "dtype_code",
     "graph_symbols",
     "ident",
     "literal_code",

@@ -23,13 +23,14 @@ from ..lower.kernel import lower_kernel
 from ..passes.plan import Kernel
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
-from .common import symfloat_code
+from .common import dtype_code, ident, symfloat_code
 from .cuda_prelude import compute_type, ctype
 from .cuda_rules import CUDA_CODE, FUNCTORS, cuda_code
 
 BLOCK = 256  # threads per block
 MAX_GRID = 4096  # blocks of a grid-stride launch
 
+_LOGICAL = (np.logical_or, np.logical_and)  # reductions whose accumulator is an int truth
 _VECTOR = {"float32": "float4", "int32": "int4", "uint32": "uint4", "float64": "double2",
            "int64": "longlong2"}  # fmt: skip
 _ACC_DTYPE = {  # partial results of a two-stage reduction, by accumulator type
@@ -116,9 +117,7 @@ class KernelWriter:
         written = any(v is o for o in self.outputs)
         if v.type.rank == 0 and not written and (v.type.weak or id(v) not in self.ge.buffers):
             ct = compute_type(v.type.dtype)
-            conv = "np.float32" if v.type.dtype.name == "float16" else f"np.{v.type.dtype.name}"
-            if v.type.dtype.name == "bool":
-                conv = "np.bool_"
+            conv = "np.float32" if v.type.dtype.name == "float16" else dtype_code(v.type.dtype)
             self.params.append((f"{ct} {p}", f"{conv}(_py({host}))"))
             found = (p, None)
         else:
@@ -170,9 +169,9 @@ class KernelWriter:
         if found is not None:
             return found
         e = self.prod.get(id(v))
-        found = self.low.loads.get(id(v))
-        if found is not None and id(v) not in self.whole:  # a view of memory: one read
-            code = self.at(found.source, point(found.map, idx, self.dim))
+        read = self.low.loads.get(id(v))
+        if read is not None and id(v) not in self.whole:  # a view of memory: one read
+            code = self.at(read.source, point(read.map, idx, self.dim))
         elif e is None or id(v) in self.whole:
             code = self.load(v, idx)
             if v.type.rank == 0:  # a scalar parameter: no local needed
@@ -203,7 +202,7 @@ class KernelWriter:
         name = self.dims.get(v)
         if name is None:
             name = self.dims[v] = f"f{len(self.dims)}"
-            self.params.append((f"double {name}", f"np.float64({symfloat_code(v, self.ge.sym)})"))
+            self.params.append((f"double {name}", f"np.float64({symfloat_code(v, ident)})"))
         return name
 
     def offset(self, strides, idx) -> str:
@@ -352,13 +351,8 @@ class KernelWriter:
         acc = f"acc{self.count}"
         kind = e.op
         a = e.inputs[0]
-        if kind in ("any", "all"):
-            ct = "int"
-        elif kind in ("max", "min"):
-            ct = compute_type(a.type.dtype)
-        else:
-            ct = compute_type(e.out.type.dtype)
         c = self.low.combines[id(e.out)]
+        ct = self.acc_type(e)
         if c.identity is None:  # max, min: the accumulator starts at the dtype's extreme
             init = _limits(a.type.dtype, low=c.ufunc is np.maximum)
         else:
@@ -368,7 +362,7 @@ class KernelWriter:
 
     def combine(self, e, acc, value, ct) -> str:
         a = e.inputs[0]
-        if e.op in ("any", "all"):
+        if self.low.combines[id(e.out)].ufunc in _LOGICAL:
             value = f"(({value}) != 0)"
         elif compute_type(a.type.dtype) != ct:
             value = f"(({ct}){value})"
@@ -381,12 +375,16 @@ class KernelWriter:
         """Two partial results of reduction or scan ``e`` combined (its ufunc's C code)."""
         return CUDA_CODE[self.low.combines[id(e.out)].ufunc.__name__].format(a, b)
 
+    def functor(self, e) -> str:
+        """The block-reduction functor of reduction or scan ``e`` (cuda_prelude.py)."""
+        return FUNCTORS[self.low.combines[id(e.out)].ufunc.__name__]
+
     def reduce_result(self, e, acc, axes, a) -> str:
         out = e.out.type.dtype
         if e.op == "mean":
             count = " * ".join(self.dim(a.type.shape[i]) for i in axes) or "1"
             code = f"({acc} / ({compute_type(out)})({count}))"
-        elif e.op in ("any", "all"):
+        elif self.low.combines[id(e.out)].ufunc in _LOGICAL:
             code = f"({acc} != 0)"
         else:
             code = acc
@@ -585,7 +583,7 @@ class KernelWriter:
                             self.add(s)
                         value = self.at(e.inputs[0], self.full_index(ridx, tidx, reduced))
                         self.add(f"{acc} = {self.combine(e, acc, value, ct)};")
-                    functor = FUNCTORS[self.low.combines[id(e.out)].ufunc.__name__]
+                    functor = self.functor(e)
                     self.add(
                         f"{acc} = ppto_block_reduce<{ct}>({acc}, {functor}(), ({ct}*)scratch_);"
                     )
@@ -709,7 +707,7 @@ class KernelWriter:
                 self.add(st)
             for i, e in enumerate(reduces):
                 acc, ct, _ = self.reduce_init(e)
-                functor = FUNCTORS[self.low.combines[id(e.out)].ufunc.__name__]
+                functor = self.functor(e)
                 if stage == "part":
                     with self.scope(
                         "for (long long t_ = lo_ + threadIdx.x; t_ < hi_; t_ += blockDim.x)"
@@ -760,9 +758,12 @@ class KernelWriter:
         return ridx
 
     def acc_type(self, e) -> str:
-        if e.op in ("any", "all"):
+        """A reduction's accumulator: an int truth (any, all), the operand's type (max, min:
+        no identity), else the result's."""
+        c = self.low.combines[id(e.out)]
+        if c.ufunc in _LOGICAL:
             return "int"
-        if e.op in ("max", "min"):
+        if c.identity is None:
             return compute_type(e.inputs[0].type.dtype)
         return compute_type(e.out.type.dtype)
 
@@ -812,7 +813,7 @@ class KernelWriter:
         lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
         ct = compute_type(scan.out.type.dtype)
         c = self.low.combines[id(scan.out)]
-        one, functor = str(c.identity), FUNCTORS[c.ufunc.__name__]
+        one, functor = str(c.identity), self.functor(scan)
         half = scan.out.type.dtype.name == "float16"
         self.params.append(("long long parts_", "np.int64(_parts)"))
         self.params.append((f"{ct}* __restrict__ q0", "_q0"))

@@ -40,25 +40,25 @@ from ..lower.kernel import combine_of
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat, format_code
 from . import runtime
 from .common import (
     attention_args,
+    attr_code,
     bound_symbols,
     buffer_source,
     const_code,
+    dim_code,
+    dtype_code,
     graph_symbols,
     ident,
     literal_code,
-    pyrepr,
     return_code,
-    symfloat_code,
     value_idents,
 )
 from .cuda_kernels import _ACC_DTYPE, KernelWriter, ScanElsewhere
 from .cuda_prelude import PRELUDE, compute_type
 from .cuda_rules import cuda_code
-from .views import view_code
+from .views import region_code, view_code
 
 
 class CudaGraphEmitter:
@@ -76,11 +76,8 @@ class CudaGraphEmitter:
         self.kernels: list[str] = []
         self.launches = 0
 
-    def sym(self, name: str) -> str:
-        return ident(name)
-
     def dim(self, d) -> str:
-        return format_code(d, self.sym)
+        return dim_code(d)
 
     @property
     def impl_name(self) -> str:
@@ -199,7 +196,7 @@ class CudaGraphEmitter:
             if id(v) in direct:
                 continue
             b = self.buffers.get(id(v))
-            dt = f"np.{v.type.dtype.name}" if v.type.dtype.name != "bool" else "np.bool_"
+            dt = dtype_code(v.type.dtype)
             s = stores.get(id(v))
             name = self.names[id(v)]
             where, other = buffer_source(k, v, b, by_name, parallel=True)
@@ -325,7 +322,7 @@ class CudaGraphEmitter:
         return lines
 
     def _literal(self, lit: Literal) -> str:
-        return literal_code(lit, self.sym)
+        return literal_code(lit, ident)
 
     def _value_name(self, v) -> str:
         if isinstance(v, Literal):
@@ -352,7 +349,7 @@ class CudaGraphEmitter:
     def _impl_call(self, e, args, attrs) -> str:
         """The op's NumPy implementation called on the host (device arrays copied over)."""
         items = [f"_host(cp, {a})" for a in args]
-        items += [f"{k}={_attr(v, self.dim)}" for k, v in attrs.items()]
+        items += [f"{k}={attr_code(v, self.dim)}" for k, v in attrs.items()]
         op = REGISTRY[e.op]
         fn = op.call or op.impl
         if getattr(np, getattr(fn, "__name__", ""), None) is fn:  # NumPy's own: by name
@@ -386,30 +383,11 @@ class CudaGraphEmitter:
         if isinstance(m, Pieces):
             raise UnsupportedError(f"the CUDA target cannot view `{e.op}` on the host")
         region = tuple((0, d) for d in e.out.type.shape)
-        span = interval(m, region)
-        cut = [
-            ":" if lo == 0 and self.plan.same((hi,), (d,)) else f"{self.dim(lo)}:{self.dim(hi)}"
-            for (lo, hi), d in zip(span, e.inputs[0].type.shape)
-        ]
-        while cut and cut[-1] == ":":
-            cut.pop()
-        base = f"{a}[{', '.join(cut)}]" if cut else a
+        cut = region_code(interval(m, region), e.inputs[0].type.shape, self.dim, self.plan.same)
+        base = f"{a}[{cut}]" if cut else a
         return view_code(
             m, base, region, e.out.type.shape, self.dim, self.shape, self.plan.same, "cp"
         )
-
-
-def _attr(v, dim, sym=ident) -> str:
-    if isinstance(v, SymFloat):
-        return symfloat_code(v, sym)
-    if isinstance(v, np.dtype):
-        return f"np.dtype({v.name!r})"
-    if isinstance(v, Expr):
-        return dim(v)
-    if isinstance(v, tuple):
-        inner = ", ".join(_attr(x, dim) for x in v)
-        return f"({inner}{',' if len(v) == 1 else ''})"
-    return pyrepr(v)
 
 
 _COMPILED = [0]

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
-from ..symbolic import SymFloat, as_symbol, format_code
-from .common import const_code, ident, source_lines, symfloat_code
+from ..symbolic import SymFloat, as_symbol
+from .common import const_code, dim_code, ident, source_lines, symfloat_code
 from .numpy_target import PRELUDE, GraphEmitter, load
 
 _COUNTER = [0]
@@ -53,9 +53,6 @@ class FunctionEmitter:
             name = self.hosts[id(hv)] = f"h_{ident(hv.name)}_{len(self.hosts)}"
         return name
 
-    def sym(self, name: str) -> str:
-        return ident(name)
-
     def render(self) -> str:
         fn = self.fn
         params = [p.name for p in fn.params]
@@ -67,7 +64,7 @@ class FunctionEmitter:
                     s = as_symbol(d)
                     if s is not None and s not in bound:
                         bound.add(s)
-                        out.append(f"    {self.sym(s)} = {p.name}.shape[{axis}]")
+                        out.append(f"    {ident(s)} = {p.name}.shape[{axis}]")
             if p.host is not None:
                 out.append(f"    {self.host(p.host)} = {p.name}")
         self._steps(fn.body, 1)
@@ -138,8 +135,8 @@ class FunctionEmitter:
                     self._writebacks(depth)
                 self._add(depth, f"{self.p}_raise({len(self.fails) - 1})")
             elif isinstance(step, Loop):
-                rng = ", ".join(format_code(d, self.sym) for d in (step.start, step.stop))
-                self._add(depth, f"for {self.sym(step.var)} in range({rng}, {step.step}):")
+                rng = ", ".join(dim_code(d) for d in (step.start, step.stop))
+                self._add(depth, f"for {ident(step.var)} in range({rng}, {step.step}):")
                 self._guards(step.guards, depth + 1, f"at {step.var} = {{}} the loop", step.var)
                 self._steps(step.body, depth + 1)
             elif isinstance(step, Branch):
@@ -153,14 +150,14 @@ class FunctionEmitter:
 
     def _guards(self, guards, depth, where, var=None):
         for g in guards:
-            expr = format_code(g.expr, self.sym)
+            expr = dim_code(g.expr)
             test = {"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel]
             self.namespace.setdefault("_guards", []).append((g, where, var))
             index = len(self.namespace["_guards"]) - 1
-            value = self.sym(var) if var else "None"
+            value = ident(var) if var else "None"
             dims = ""
             if g.breach is not None:  # the values its message names
-                dims = ", (" + "".join(f"{format_code(d, self.sym)}, " for d in g.breach.dims) + ")"
+                dims = ", (" + "".join(f"{dim_code(d)}, " for d in g.breach.dims) + ")"
             self._add(depth, f"if not ({test}):")
             self._add(depth + 1, f"{self.p}_guard_failed({index}, {value}{dims})")
 
@@ -181,7 +178,7 @@ class FunctionEmitter:
         self.emitters.append(emitter)
         self.blocks.append(source)
         args = (["cp"] if self.cuda else []) + [self.host(h) for h in block.inputs]
-        args += [f"{self.sym(s)}={self.sym(s)}" for s in emitter.free]
+        args += [f"{ident(s)}={ident(s)}" for s in emitter.free]
         outs = [self.host(h) for h in block.outputs]
         call = f"{name}({', '.join(args)})"
         lines = "".join(source_lines(k).strip().replace("# ", " ") for k in plan.kernels[:1])
@@ -202,8 +199,8 @@ class FunctionEmitter:
             return value
         if kind == "dim":
             if isinstance(value, SymFloat):
-                return symfloat_code(value, self.sym)
-            return format_code(value, self.sym)
+                return symfloat_code(value, ident)
+            return dim_code(value)
         self.consts.append(value)
         return f"{self.p}_results[{len(self.consts) - 1}]"
 

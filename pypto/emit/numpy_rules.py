@@ -5,12 +5,13 @@ code of the block's shape).
 
 from __future__ import annotations
 
+from .common import dtype_code
+
 
 def _full(args, attrs, shape):
     dtype = attrs["dtype"]
-    return f"np.full({shape}, {args[0]}" + (
-        f", dtype=np.{dtype.name})" if dtype is not None else ")"
-    )
+    typed = "" if dtype is None else f", dtype={dtype_code(dtype)}"
+    return f"np.full({shape}, {args[0]}{typed})"
 
 
 NUMPY_CODE = {

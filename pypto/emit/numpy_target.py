@@ -41,29 +41,28 @@ from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import (
-    Expr,
     Sym,
-    SymFloat,
-    format_code,
     smax,
     smin,
 )
 from . import runtime
 from .common import (
     attention_args,
+    attr_code,
     bound_symbols,
     buffer_source,
     const_code,
+    dim_code,
+    dtype_code,
     graph_symbols,
     ident,
     literal_code,
-    pyrepr,
     return_code,
     source_lines,
     value_idents,
 )
 from .numpy_rules import NUMPY_CODE
-from .views import view_code
+from .views import region_code, view_code
 
 PRELUDE = runtime.source("numpy_helpers")  # the runtime generated code embeds
 
@@ -120,11 +119,8 @@ class GraphEmitter:
         return f"{self.consts_name} = {{{items}}}\n{self.impl_name} = {{}}\n"
 
     # -- symbols -----------------------------------------------------------------------------
-    def sym(self, name: str) -> str:
-        return ident(name)
-
     def dim(self, d) -> str:
-        return format_code(d, self.sym)
+        return dim_code(d)
 
     # -- the function ------------------------------------------------------------------------
     def render(self) -> str:
@@ -163,7 +159,7 @@ class GraphEmitter:
                     v.type.shape if order is None else [v.type.shape[a] for a in order]
                 )
                 back = "" if order is None else f".transpose({tuple(np.argsort(order).tolist())})"
-                dt = f"np.{v.type.dtype.name}" if v.type.dtype.name != "bool" else "np.bool_"
+                dt = dtype_code(v.type.dtype)
                 where, other = buffer_source(k, v, b, by_name, parallel=False)
                 name = self.names[id(v)]
                 if where in ("donor", "base"):  # a slice assignment, in place
@@ -263,9 +259,8 @@ class GraphEmitter:
                 shape = tuple(
                     Sym("_rows") if a == ax else hi - lo for a, (lo, hi) in enumerate(region)
                 )
-                dt = scan.out.type.dtype.name
                 head.add(
-                    f"_scan = np.empty({self._shape(shape)}, np.{'bool_' if dt == 'bool' else dt})"
+                    f"_scan = np.empty({self._shape(shape)}, {dtype_code(scan.out.type.dtype)})"
                 )
             head.add(f"for _i0 in range(0, {n}, _rows):")
             body = Lines()
@@ -569,7 +564,7 @@ class GraphEmitter:
         (reused by every block: no allocation, no page faults), else (before the blocks, or
         unchunked) new memory."""
         shape = self._shape(tuple(hi - lo for lo, hi in region))
-        dt = f"np.{'bool_' if dtype.name == 'bool' else dtype.name}"
+        dt = dtype_code(dtype)
         if not self.scratch or ctx is self.pre:
             return f"np.empty({shape}, {dt})"
         self.slots += 1
@@ -592,15 +587,7 @@ class GraphEmitter:
         return self.counter
 
     def _index(self, region, shape) -> str:
-        parts = []
-        for (lo, hi), d in zip(region, shape):
-            if lo == 0 and (hi == d or self.plan.same((hi,), (d,))):
-                parts.append(":")
-            else:
-                parts.append(f"{self.dim(lo)}:{self.dim(hi)}")
-        while parts and parts[-1] == ":":
-            parts.pop()
-        return ", ".join(parts) if parts else ""
+        return region_code(region, shape, self.dim, self.plan.same)
 
     def _broadcast_region(self, a, region, shape):
         """The region of operand ``a`` that a map with result ``shape`` reads over ``region``
@@ -608,7 +595,7 @@ class GraphEmitter:
         return interval(broadcast_map(a.type.shape, shape, self.plan.same), region)
 
     def _literal(self, lit: Literal) -> str:
-        return literal_code(lit, self.sym)
+        return literal_code(lit, ident)
 
     def _eqn(self, e, region, ctx) -> str:
         fam = family(e)
@@ -707,7 +694,7 @@ class GraphEmitter:
         return self._user_call(e, args, attrs)
 
     def _user_call(self, e, args, attrs) -> str:
-        kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
+        kw = [f"{k}={attr_code(v)}" for k, v in attrs.items()]
         return f"{self._impl_ref(e.op)}({', '.join([*args, *kw])})"
 
     def _impl_ref(self, name: str) -> str:
@@ -730,27 +717,13 @@ class GraphEmitter:
                 self._value(a, self._full(a), pre) if isinstance(a, Var) else self._literal(a)
                 for a in e.inputs
             ]
-            kw = [f"{k}={self._attr(v)}" for k, v in attrs.items()]
+            kw = [f"{k}={attr_code(v)}" for k, v in attrs.items()]
             local = f"{self.names[id(e.out)]}_w{self._next()}"
             pre.lines.add(f"{local} = {self._impl_ref(e.op)}({', '.join([*args, *kw])})")
             pre.memo[key] = local
         whole = pre.memo[key]
         index = self._index(region, e.out.type.shape)
         return f"{whole}[{index}]" if index else whole
-
-    def _attr(self, v) -> str:
-        if isinstance(v, np.dtype):
-            return f"np.dtype({v.name!r})"
-        if isinstance(v, Expr):
-            return self.dim(v)
-        if isinstance(v, tuple):
-            inner = ", ".join(self._attr(x) for x in v)
-            return f"({inner}{',' if len(v) == 1 else ''})"
-        if isinstance(v, SymFloat):
-            return self._literal(Literal(v, None))
-        if isinstance(v, SliceSpec):
-            raise InternalError("slice attributes are emitted by their op")
-        return pyrepr(v)
 
     # -- reorders ----------------------------------------------------------------------------
     def _reorder(self, e, region, ctx) -> str:
@@ -809,8 +782,7 @@ class GraphEmitter:
         if whole:
             return f"np.concatenate([{', '.join(parts)}], axis={ax})"
         mixed = any(p.type.dtype != e.out.type.dtype for p in e.inputs)  # (promoted)
-        name = e.out.type.dtype.name
-        dt = f", np.{'bool_' if name == 'bool' else name}" if mixed else ""
+        dt = f", {dtype_code(e.out.type.dtype)}" if mixed else ""
         return f"_cat([{', '.join(parts)}], {ax}{dt})"  # a block may lie inside one piece
 
 

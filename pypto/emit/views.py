@@ -60,4 +60,16 @@ def view_code(m: IndexMap, base: str, region, out_shape, dim, shape_code, same, 
     return f"{code}[{', '.join(cut)}]" if any(c != ":" for c in cut) else code
 
 
-__all__ = ["view_code"]
+def region_code(region, shape, dim, same) -> str:
+    """The subscript of ``region`` (``(lo, hi)`` per axis) of an array of ``shape``: ``:`` for
+    a whole axis, trailing ones dropped ("" for the whole array)."""
+    parts = [
+        ":" if lo == 0 and (hi == d or same((hi,), (d,))) else f"{dim(lo)}:{dim(hi)}"
+        for (lo, hi), d in zip(region, shape)
+    ]
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return ", ".join(parts)
+
+
+__all__ = ["region_code", "view_code"]

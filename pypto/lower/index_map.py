@@ -261,10 +261,18 @@ def _zero(d) -> bool:
 
 
 def view_map(e, same):
-    """The index map of a reorder equation (its registry entry's rule)."""
+    """The index map of a reorder equation (its registry entry's rule); None for an op
+    without one."""
     from ..registry import REGISTRY
 
-    return REGISTRY[e.op].index_map(e, same)
+    rule = REGISTRY[e.op].index_map
+    return None if rule is None else rule(e, same)
+
+
+def exact_same(a, b) -> bool:
+    """Sizes equal as written (where no facts are asked): the ``same`` of passes that run
+    without a Plan's facts."""
+    return tuple(a) == tuple(b)
 
 
 __all__ = [
@@ -278,6 +286,7 @@ __all__ = [
     "broadcasts",
     "chunk_tag",
     "compose",
+    "exact_same",
     "getitem_map",
     "identity",
     "interval",

@@ -155,21 +155,24 @@ def _transpose_norm(ctx, t, perm):
     return {"perm": perm}
 
 
+def _permutation_map(e, same):
+    perm = e.params["perm"]  # result axis j is operand axis perm[j]
+    return IndexMap(tuple(Read(perm.index(i)) for i in range(len(perm))), len(perm))
+
+
+# the rules of a view that permutes axes (``perm``): transpose, moveaxis
+PERMUTE = {
+    "impl": lambda x, perm: np.transpose(x, perm),
+    "shape_rule": lambda ctx, shape, perm: tuple(shape[a] for a in perm),
+    "layout": _transpose_layout,
+    "write": lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
+    "index_map": _permutation_map,
+}
+
 _reorder(
-    "transpose",
-    transpose,
-    lambda x, perm: np.transpose(x, perm),
-    lambda ctx, shape, perm: tuple(shape[a] for a in perm),
-    _transpose_norm,
-    (np.transpose,),
-    aliases=("permute_dims",),
-    layout=_transpose_layout,
-    write=lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
-    index_map=lambda e, same: IndexMap(
-        tuple(Read(e.params["perm"].index(i)) for i in range(len(e.params["perm"]))),
-        len(e.params["perm"]),
-    ),
-)
+    "transpose", transpose, normalize=_transpose_norm, numpy=(np.transpose,),
+    aliases=("permute_dims",), **PERMUTE,
+)  # fmt: skip
 
 
 # -- moveaxis -------------------------------------------------------------------------------------
@@ -201,20 +204,7 @@ def _axis_list(axes, rank, what):
     return out
 
 
-_reorder(
-    "moveaxis",
-    moveaxis,
-    lambda x, perm: np.transpose(x, perm),
-    lambda ctx, shape, perm: tuple(shape[a] for a in perm),
-    _moveaxis_norm,
-    (np.moveaxis,),
-    layout=_transpose_layout,
-    write=lambda base, new, perm: transpose(new, tuple(np.argsort(perm).tolist())),
-    index_map=lambda e, same: IndexMap(
-        tuple(Read(e.params["perm"].index(i)) for i in range(len(e.params["perm"]))),
-        len(e.params["perm"]),
-    ),
-)
+_reorder("moveaxis", moveaxis, normalize=_moveaxis_norm, numpy=(np.moveaxis,), **PERMUTE)
 
 
 # -- reshape --------------------------------------------------------------------------------------

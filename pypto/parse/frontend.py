@@ -21,7 +21,7 @@ from ..builder import GraphBuilder
 from ..errors import InternalError, PyptoError, UnsupportedError
 from ..function import Block, Fail, Function, HostVar, Param, verify_function
 from ..ir import Graph, Var
-from ..lower.index_map import Linear, moves_data, view_map
+from ..lower.index_map import Linear, exact_same, moves_data, view_map
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, input_facts
 from ..symbolic import Sym
@@ -263,14 +263,13 @@ class Tracer(Expressions, Calls, Statements):
         atom, root = t._atom, self.read_ref(base)._atom
         while atom is not root and id(atom) in made_by:
             e = made_by[id(atom)]
-            m = view_map(e, _same) if REGISTRY[e.op].index_map is not None else None
-            if isinstance(m, Linear) and moves_data(m, m.src, m.dst, _same):
+            m = view_map(e, exact_same)
+            if isinstance(m, Linear) and moves_data(m, m.src, m.dst, exact_same):
                 return True
             atom = e.inputs[0]
         return False
 
     def apply_view_op(self, op, t):
-        from ..registry import REGISTRY
 
         if op.method:
             return getattr(t, op.op)(*op.args, **op.kwargs)
@@ -360,10 +359,6 @@ class Tracer(Expressions, Calls, Statements):
         elif isinstance(held, tuple):
             for v in held:
                 self._collect_refs(v, out)
-
-
-def _same(a, b) -> bool:
-    return tuple(a) == tuple(b)
 
 
 def _fresh(base: str, taken: set) -> str:

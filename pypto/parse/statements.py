@@ -26,7 +26,7 @@ from ..errors import (
     execution_error,
 )
 from ..function import Block, Branch, Fail, HostVar, Loop
-from ..lower.index_map import broadcasts, view_map
+from ..lower.index_map import broadcasts, exact_same, view_map
 from ..registry import REGISTRY
 from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
@@ -212,9 +212,7 @@ class Statements:
             if rule is None:
                 if e is None:
                     what = "this view"
-                elif REGISTRY[e.op].index_map is not None and broadcasts(
-                    view_map(e, _same), e.out.type.shape, _same
-                ):
+                elif broadcasts(view_map(e, exact_same), e.out.type.shape, exact_same):
                     what = "a broadcast view (read-only in NumPy)"
                 else:
                     what = f"a view made by `{e.op}`"
@@ -714,7 +712,3 @@ def _mentions(held, symbol: str) -> bool:
 
 
 __all__ = ["Return", "Statements", "Widen"]
-
-
-def _same(a, b) -> bool:
-    return tuple(a) == tuple(b)

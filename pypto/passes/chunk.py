@@ -190,9 +190,9 @@ def _operand_tags(e, tag, same):
     if fam == "scan":
         return BAD if ax == e.params["axis"] else [(ax, off)]
     if fam == "store":  # the base follows the same axis, the value the region's axis
-        value, pos = e.inputs[1], view_map(e, same).reads[ax].src
-        region_rank = view_map(e, same).out_rank
-        i = None if pos is None else pos - (region_rank - value.type.rank)
+        value, m = e.inputs[1], view_map(e, same)
+        pos = m.reads[ax].src
+        i = None if pos is None else pos - (m.out_rank - value.type.rank)
         if i is not None and (i < 0 or value.type.shape[i] == 1):
             i = None
         return [(ax, off), None if i is None else (i, frozenset({0}))]

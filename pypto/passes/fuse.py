@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
 from ..lower.families import family
-from ..lower.index_map import broadcasts, getitem_map, moves_data, view_map
+from ..lower.index_map import broadcasts, exact_same, getitem_map, moves_data, view_map
 from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, size_of
@@ -400,10 +400,7 @@ class Fuser:
 
     def _unbroadcast(self, c: Eqn, i: int, chain) -> bool:
         """The consumer reads each element of the value once (no broadcasting)."""
-        if any(
-            family(e) == "index" and broadcasts(view_map(e, _same), e.out.type.shape, _same)
-            for e in chain
-        ):
+        if any(broadcasts(view_map(e, exact_same), e.out.type.shape, exact_same) for e in chain):
             return False
         operand = chain[-1].out if chain else None
         if operand is None:
@@ -420,16 +417,12 @@ class Fuser:
     @staticmethod
     def _trivial(chain) -> bool:
         """The reorders only add or drop size-1 axes or broadcast (no data moves)."""
+        same = exact_same  # (as written: fusion's trivial reorders do not ask the facts)
         return not any(
-            moves_data(view_map(e, _same), e.inputs[0].type.shape, e.out.type.shape, _same)
+            moves_data(view_map(e, same), e.inputs[0].type.shape, e.out.type.shape, same)
             for e in chain
             if family(e) != "scalar"
         )
-
-
-def _same(a, b) -> bool:
-    """Sizes equal as written (fusion's trivial reorders do not ask the facts)."""
-    return tuple(a) == tuple(b)
 
 
 # -- groups to kernels ----------------------------------------------------------------------------
@@ -530,7 +523,7 @@ def _store_hazard(fuser: Fuser, g: Group) -> dict[int, str]:
                     if src is base and not (  # read where it is written
                         len(chain) == 1
                         and family(chain[0]) == "index"
-                        and view_map(chain[0], _same) == getitem_map(index, base.type.rank)
+                        and view_map(chain[0], exact_same) == getitem_map(index, base.type.rank)
                     ):
                         found[id(s.out)] = (
                             f"the value written into {fuser.names.get(id(base), 'the array')} "

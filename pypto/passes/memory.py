@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Var
-from ..lower.index_map import IndexMap, interval, view_map
+from ..lower.index_map import IndexMap, exact_same, interval, view_map
 from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
 from ..shapes import size_of
@@ -163,7 +163,7 @@ def read_bytes(k, v):
     """Bytes of ``v`` the kernel reads: all of it, or where it reads only slices, the smaller of
     the box around them and their total."""
     users = [e for e in k.body.eqns if any(a is v for a in e.inputs)]
-    maps = [view_map(e, _same) if REGISTRY[e.op].view else None for e in users]
+    maps = [view_map(e, exact_same) if REGISTRY[e.op].view else None for e in users]
     if not users or not all(isinstance(m, IndexMap) for m in maps):
         return nbytes(v.type)
     box, total = None, 0
@@ -175,10 +175,6 @@ def read_bytes(k, v):
         else:
             box = [(smin(a0, b0), smax(a1, b1)) for (a0, a1), (b0, b1) in zip(box, spans)]
     return smin(_volume(box), total) * v.type.dtype.itemsize
-
-
-def _same(a, b) -> bool:
-    return tuple(a) == tuple(b)
 
 
 def _volume(spans):

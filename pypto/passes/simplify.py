@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Eqn, Graph, Literal, Var, freeze_attrs
-from ..lower.index_map import IndexMap, Linear, compose, identity, view_map
+from ..lower.index_map import IndexMap, Linear, compose, exact_same, identity, view_map
 from ..registry import REGISTRY
 from ..symbolic import Expr, SymFloat
 from ..types import TensorType
@@ -90,11 +90,11 @@ def _identity(eqn: Eqn, producer: dict):
     x = eqn.inputs[0] if eqn.inputs else None
     same = isinstance(x, Var) and x.type == eqn.out.type
     if _is_view(eqn):
-        m, inner = view_map(eqn, _same), producer.get(id(x))
+        m, inner = view_map(eqn, exact_same), producer.get(id(x))
         if same and m in (identity(eqn.out.type.rank), Linear(x.type.shape, x.type.shape)):
             return x, f"{eqn.op} that moves no element -> x"
         if inner is not None and _is_view(inner):
-            base, mi = inner.inputs[0], view_map(inner, _same)
+            base, mi = inner.inputs[0], view_map(inner, exact_same)
             if isinstance(m, Linear) and isinstance(mi, Linear):  # one reshape
                 if base.type == eqn.out.type:
                     return base, f"{eqn.op}({inner.op}(x)) -> x"
@@ -129,10 +129,6 @@ def _identity(eqn: Eqn, producer: dict):
 
 def _is_view(eqn: Eqn) -> bool:
     return REGISTRY[eqn.op].view and isinstance(eqn.inputs[0], Var)
-
-
-def _same(a, b) -> bool:
-    return tuple(a) == tuple(b)
 
 
 def _permutation(m, in_shape, out_shape):
