@@ -11,7 +11,16 @@ import numpy as np
 
 from ..api import apply, current_site
 from ..errors import ArgumentError, PyptoError, ShapeError, UnsupportedError
-from ..lower.index_map import IndexMap, Linear, Pieces, Read, broadcast_map, getitem_map
+from ..lower.index_map import (
+    IndexMap,
+    Linear,
+    Pieces,
+    Read,
+    broadcast_map,
+    exact_same,
+    getitem_map,
+    moves_data,
+)
 from ..registry import REGISTRY, OpDef, register
 from ..shapes import fits, normalize_axes, normalize_axis, size_of
 from ..symbolic import Expr, floordiv
@@ -247,16 +256,10 @@ _reorder(
 )
 
 
-def moves_elements(src, out) -> bool:
-    """Whether a reshape of ``src`` to ``out`` moves elements between axes (not only adding or
-    dropping size-1 axes): then NumPy's result is a view of a contiguous array only."""
-    return [d for d in src if d != 1] != [d for d in out if d != 1]
-
-
 def _reshape_write(base, new, shape):
     """A reshape that only adds or drops size-1 axes is a view of every array; another one is
     a view only of a contiguous array, which a compiled function cannot know of its argument."""
-    if moves_elements(base.shape, shape):
+    if moves_data(Linear(tuple(base.shape), tuple(shape)), base.shape, shape, exact_same):
         raise UnsupportedError(
             "writing through a reshape that moves elements between axes",
             hint="NumPy writes through it only when the array is contiguous; write into the "
