@@ -59,9 +59,13 @@ def symbols_in(value, out: set) -> set:
     """Size symbols mentioned in a type, an attribute or a literal (so names avoid them)."""
     if isinstance(value, Expr):
         out |= free_symbols(value)
-    elif isinstance(value, tuple):
+    elif isinstance(value, (tuple, list)):
         for v in value:
             symbols_in(v, out)
+    elif isinstance(value, dict):
+        symbols_in(tuple(value.values()), out)
+    elif isinstance(value, slice):
+        symbols_in((value.start, value.stop, value.step), out)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
             symbols_in(getattr(value, f.name), out)

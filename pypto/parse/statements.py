@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..function import Block, Branch, Fail, HostVar, Loop
 from ..lower.index_map import broadcasts, exact_same, view_map
+from ..printer import symbols_in
 from ..registry import REGISTRY
 from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
@@ -494,7 +495,10 @@ class Statements:
         self.env[var] = Undefined(f"`{var}` is the variable of a loop that has ended")
         for name in set(self.env) - before:
             if _mentions(self.env[name], symbol):
-                self.env[name] = Undefined("its size depends on a loop that has ended")
+                self.env[name] = Undefined(
+                    "its value depends on a loop that has ended (assign it before the loop "
+                    "to carry it out)"
+                )
 
     # -- regions with carried variables -----------------------------------------------------------
     def carried_region(self, node, statements, run) -> None:
@@ -584,10 +588,12 @@ class Statements:
 
         A loop body or a branch may never run: an error its code would raise (a shape that
         does not fit, an index out of bounds) becomes a ``Fail`` step, raised only if reached.
+        The guards its trace recorded stay (the sizes decided that it raises: other sizes
+        compile again, and a loop's own guards are checked before each iteration).
         """
         outer = self.steps
         self.steps = []
-        start, mark = self.env_state(), len(self.ctx.guards)
+        start = self.env_state()
         try:
             try:
                 execute()
@@ -597,7 +603,6 @@ class Statements:
                 self.flush_discard()
                 self.dirty = []
                 self.set_env_state(start)
-                del self.ctx.guards[mark:]
                 return (Fail(e),)
             self.ensure_block()
             widen = {}
@@ -704,10 +709,38 @@ def _inside_subscript(target, name) -> bool:
 
 
 def _mentions(held, symbol: str) -> bool:
-    if isinstance(held, Ref) and held.host is not None:
-        return any(symbol in free_symbols(d) for d in held.host.type.shape)
+    """Whether a name's value depends on a size symbol (a loop's variable): its host
+    variable's shape, or the traced value not yet in one (``c = a[k]`` reads at index k), or a
+    view's base and steps."""
+    if isinstance(held, ViewRef):
+        return _mentions(held.base, symbol) or symbol in symbols_in(held.ops, set())
+    if isinstance(held, Ref):
+        if held.value is not None and held.dirty and held.value._builder is not None:
+            return _traced_mentions(held.value, symbol)
+        if held.host is not None:
+            return any(symbol in free_symbols(d) for d in held.host.type.shape)
     if isinstance(held, Expr):
         return symbol in free_symbols(held)
+    return False
+
+
+def _traced_mentions(t, symbol: str) -> bool:
+    """Whether a traced value, or anything it is computed from in its block, names ``symbol``
+    (in a shape or an attribute)."""
+    made = {id(e.out): e for e in t._builder.eqns}
+    todo, seen = [t._atom], set()
+    while todo:
+        a = todo.pop()
+        if id(a) in seen:
+            continue
+        seen.add(id(a))
+        if symbol in symbols_in(getattr(getattr(a, "type", None), "shape", ()), set()):
+            return True
+        e = made.get(id(a))
+        if e is not None:
+            if symbol in symbols_in(e.attrs, set()):
+                return True
+            todo += list(e.inputs)
     return False
 
 
