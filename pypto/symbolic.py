@@ -40,6 +40,9 @@ class Atom:
     def __eq__(self, other):
         return isinstance(other, Atom) and self.key == other.key
 
+    def __reduce__(self):  # rebuilt, not copied: string hashes differ between processes
+        return (Atom, (self.kind, self.name, self.args, self.nonneg))
+
     def __hash__(self):
         return self._hash
 
@@ -84,6 +87,9 @@ class Expr:
         self.terms = terms
         self.terms_key = tuple((tuple(a.key for a in mono), c) for mono, c in terms)
         self._hash = hash(self.terms_key)
+
+    def __reduce__(self):  # rebuilt, not copied: string hashes differ between processes
+        return (Expr, (self.terms,))
 
     # -- construction -------------------------------------------------------------------------
     @staticmethod
@@ -364,6 +370,19 @@ def format_code(d: Dim, name_of) -> str:
         else:
             text += f" + {t}" if c > 0 else f" - {t}"
     return text if len(parts) == 1 and parts[0][0] > 0 else f"({text})"
+
+
+def bare(code: str) -> str:
+    """``code`` without parentheses around the whole of it (an argument, a right-hand side:
+    sizes are written as operands, ``(n - 2)``, and linters flag a call's ``f((n - 2))``)."""
+    while code.startswith("(") and code.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(code):
+            depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+            if depth == 0 and i < len(code) - 1:
+                return code  # "(a) * (b)": the first group closes before the end
+        code = code[1:-1]
+    return code
 
 
 def _paren(text: str) -> str:

@@ -32,6 +32,14 @@ def bound_symbols(graph) -> dict:
     return bound
 
 
+def read_bindings(bindings: list[str], code: str) -> list[str]:
+    """The lines ``NAME = ...`` of ``bindings`` whose NAME ``code`` names (sizes an input's
+    shape gives that no statement reads are not bound: linters flag unused locals)."""
+    import re
+
+    return [b for b in bindings if re.search(rf"\b{b.split('=')[0].strip()}\b", code)]
+
+
 def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
     """Every size symbol a graph's code names: in shapes, attributes, literals, floats that
     depend on sizes and (``chunks``) the blocks of chunked kernels."""

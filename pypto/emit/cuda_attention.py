@@ -431,17 +431,17 @@ def score_steps(B: int, Lq: int, Lk: int, itemsize_A: int, budget: int | None = 
     return [(b, b + 1, r0, min(Lq, r0 + rows)) for b in range(B) for r0 in range(0, Lq, rows)]
 
 
-def name_expression(T: str, M: str, A: str, O: str) -> str:  # noqa: E741
+def name_expression(T: str, M: str, A: str, Out: str) -> str:
     """The kernel's name expression, e.g. ``ppto_attention<float, float, float, float>``."""
     for what, name, allowed in (
         ("T", T, C_TYPES),
         ("M", M, C_TYPES),
         ("A", A, ACCUMULATOR_TYPES),
-        ("O", O, C_TYPES),
+        ("O", Out, C_TYPES),
     ):
         if name not in allowed:
             raise ValueError(f"{what} must be one of {allowed}, got {name!r}")
-    return f"ppto_attention<{T}, {M}, {A}, {O}>"
+    return f"ppto_attention<{T}, {M}, {A}, {Out}>"
 
 
 def shared_mem_bytes(D: int, itemsize_A: int) -> int:

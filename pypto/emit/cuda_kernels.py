@@ -22,7 +22,7 @@ from ..lower.index_map import Linear, Pieces, broadcast_map, point, view_map
 from ..lower.kernel import lower_kernel
 from ..passes.plan import Kernel
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat
+from ..symbolic import Expr, SymFloat, bare
 from .common import dtype_code, ident, symfloat_code
 from .cuda_prelude import compute_type, ctype
 from .cuda_rules import CUDA_CODE, FUNCTORS, cuda_code
@@ -104,7 +104,7 @@ class KernelWriter:
         name = self.dims.get(d)
         if name is None:
             name = self.dims[d] = f"n{len(self.dims)}"
-            self.params.append((f"long long {name}", f"np.int64({self.ge.dim(d)})"))
+            self.params.append((f"long long {name}", f"np.int64({bare(self.ge.dim(d))})"))
         return name
 
     def array(self, v) -> tuple:

@@ -4,9 +4,10 @@ Files: this one (the graph: buffers, launches, streams, host computations; ``com
 cuda_kernels.py (``KernelWriter``: one kernel's C), cuda_prelude.py (the device helpers),
 runtime/cuda_helpers.py (the host code's helpers), cuda_attention.py (the attention kernel).
 
-``CudaGraphEmitter(plan, name).render()`` gives ``(cuda_source, host_source)``: one RawModule
-source for the graph (the device helpers of cuda_prelude.py, then one ``extern "C"`` kernel per
-Plan kernel, specialized to the plan's dtypes) and a Python function ``name(*inputs, **sizes)``
+``CudaGraphEmitter(plan, name).render()`` gives ``(kernels, host_source)``: the kernels of one
+RawModule source for the graph (one ``extern "C"`` kernel per Plan kernel, specialized to the
+plan's dtypes; the module's source is the device helpers of cuda_prelude.py, which the runtime
+has as ``_CUDA_PRELUDE``, then these) and a Python function ``name(*inputs, **sizes)``
 that binds the size symbols from its inputs' shapes, allocates the buffers the memory plan
 names, runs matrix products through ``cp.matmul`` (cuBLAS), and launches each kernel with a
 grid derived from the run-time sizes. Every size the kernels need (symbolic extents, slice
@@ -30,6 +31,8 @@ Families:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InternalError, UnsupportedError
@@ -52,6 +55,7 @@ from .common import (
     graph_symbols,
     ident,
     literal_code,
+    read_bindings,
     return_code,
     value_idents,
 )
@@ -83,18 +87,37 @@ class CudaGraphEmitter:
     def impl_name(self) -> str:
         return f"{self.name}_impl"
 
-    def module_source(self, cuda_source: str) -> str:
+    def module_source(self, kernels: str) -> str:
         """Source defining what the host function reads from its module: the RawModule's
-        source (compiled at first use), the constants, the user operators' table."""
+        source (the runtime's ``_CUDA_PRELUDE`` and ``kernels``, compiled at first use), the
+        constants, the user operators' table."""
         consts = ", ".join(f"{k!r}: {const_code(v)}" for k, v in self.consts.items())
-        quoted = f"r'''{cuda_source}'''" if "'''" not in cuda_source else repr(cuda_source)
+        quoted = f"r'''{kernels}'''" if "'''" not in kernels else repr(kernels)
         return (
-            f"{self.name}_module = {{'source': {quoted}, 'fns': {{}}}}\n"
+            f"{self.name}_module = {{'source': _CUDA_PRELUDE + {quoted}, 'fns': {{}}}}\n"
             f"{self.name}_consts = {{{consts}}}\n{self.impl_name} = {{}}\n"
         )
 
     def count(self, shape) -> str:
-        return " * ".join(f"({self.dim(d)})" for d in shape) or "1"
+        """The number of elements of ``shape`` (a product of operands: sizes are operands)."""
+        known = [d for d in shape if isinstance(d, int)]
+        factors = [self.dim(d) for d in shape if not isinstance(d, int)]
+        if math.prod(known) != 1 or not factors:
+            factors.insert(0, str(math.prod(known)))
+        return " * ".join(factors)
+
+    def few_long(self, lines, length) -> str | bool:
+        """The test that a kernel has few long lines (``lines < 64 and length >= 65536``: each
+        line is split over many blocks); True or False where the sizes are constants."""
+        tests = []
+        for shape, op, bound in ((lines, "<", 64), (length, ">=", 65536)):
+            if all(isinstance(d, int) for d in shape):
+                n = math.prod(shape)
+                if not (n < bound if op == "<" else n >= bound):
+                    return False
+            else:
+                tests.append(f"{self.count(shape)} {op} {bound}")
+        return " and ".join(tests) or True
 
     def shape(self, shape) -> str:
         items = [self.dim(d) for d in shape]
@@ -134,8 +157,10 @@ class CudaGraphEmitter:
         sig = self._signature()
         host = [f"def {self.name}(cp{', ' + sig if sig else ''}):"]
         body: list[str] = []
-        for s, (v, axis) in bound_symbols(g).items():
-            body.append(f"{ident(s)} = {self.names[id(v)]}.shape[{axis}]")
+        sizes = [
+            f"{ident(s)} = {self.names[id(v)]}.shape[{axis}]"
+            for s, (v, axis) in bound_symbols(g).items()
+        ]
         for i, (v, array) in enumerate(g.consts):
             self.consts[f"_c{i}"] = array
             body.append(f"{self.names[id(v)]} = _const(cp, {self.name}_consts, '_c{i}')")
@@ -163,9 +188,9 @@ class CudaGraphEmitter:
             body += [f"_main.wait_event(_e{i})" for i in level]
         assert all(level_of.get(i) is not None for i in range(len(self.plan.kernels)))
         body.append(return_code(g.outputs, self.names, self._literal))
+        body = read_bindings(sizes, "\n".join(body)) + body
         host += ["    " + line for line in body]
-        source = PRELUDE + "\n" + "\n".join(self.kernels)
-        return source, "\n".join(host) + "\n"
+        return "\n" + "\n".join(self.kernels), "\n".join(host) + "\n"
 
     def _signature(self) -> str:
         self.free = sorted(graph_symbols(self.plan, chunks=False) - set(bound_symbols(self.graph)))
@@ -244,20 +269,17 @@ class CudaGraphEmitter:
             scan = next(e for e in k.body.eqns if family(e) == "scan")
             final = KernelWriter(self, k, cname + "_scan")
             self.kernels += [sums.block_scan("sums"), final.block_scan("scan")]
-            lines_, n = (
-                self.count([d for a, d in enumerate(k.domain) if a != k.scan_axis]),
-                self.count([k.domain[k.scan_axis]]),
-            )
-            lines.append(f"if ({lines_}) < 64 and ({n}) >= 65536:")
-            lines.append(f"    _parts = max(1, min(1024, ({n}) // 8192))")
+            rows = [d for a, d in enumerate(k.domain) if a != k.scan_axis]
+            length = [k.domain[k.scan_axis]]
+            lines_, n = self.count(rows), self.count(length)
+            split = [f"_parts = max(1, min(1024, {n} // 8192))"]
             dt = _ACC_DTYPE.get(compute_type(scan.out.type.dtype), scan.out.type.dtype.name)
-            lines.append(f"    _q0 = cp.empty((({lines_}) * _parts,), np.{dt})")
-            blocks = f"({lines_}) * _parts"
-            lines += ["    " + x for x in self._launch(k, sums, sums.name, blocks)]
-            lines += ["    " + x for x in self._launch(k, final, final.name, blocks)]
-            lines.append("else:")
-            lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
-            return lines
+            split.append(f"_q0 = cp.empty(({lines_} * _parts,), np.{dt})")
+            blocks = f"{lines_} * _parts"
+            split += self._launch(k, sums, sums.name, blocks)
+            split += self._launch(k, final, final.name, blocks)
+            whole = self._launch(k, writers[0], writers[0].name)
+            return lines + _branch(self.few_long(rows, length), split, whole)
         vec = KernelWriter(self, k, cname + "_vec")
         width = vec.vector_width() if len(writers) == 1 else 0
         if width:
@@ -266,8 +288,7 @@ class CudaGraphEmitter:
             total = self.count(k.outputs[0].type.shape)
             lines.append(f"if _vectors({total}, {width}, {', '.join(arrays)}):")
             lines += [
-                "    " + x
-                for x in self._launch(k, vec, vec.name, f"-(-({total}) // {width} // 256)")
+                "    " + x for x in self._launch(k, vec, vec.name, f"-(-{total} // {width} // 256)")
             ]
             lines.append("else:")
             lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
@@ -278,20 +299,16 @@ class CudaGraphEmitter:
             self.kernels += [split.two_stage("part"), final.two_stage("final")]
             kept = [d for a, d in enumerate(k.domain) if a not in k.reduced]
             red = [d for a, d in enumerate(k.domain) if a in k.reduced]
-            rows, reds = self.count(kept), self.count(red)
+            rows = self.count(kept)
             # few long rows: each row split over many blocks, partial results combined after
-            lines.append(f"if ({rows}) < 64 and ({reds}) >= 65536:")
-            lines.append(f"    _parts = max(1, min(1024, ({reds}) // 8192))")
+            parts = [f"_parts = max(1, min(1024, {self.count(red)} // 8192))"]
             for i, e in enumerate(x for x in k.body.eqns if family(x) == "reduce"):
                 dt = _ACC_DTYPE.get(split.acc_type(e), e.out.type.dtype.name)
-                lines.append(f"    _q{i} = cp.empty((({rows}) * _parts,), np.{dt})")
-            lines += [
-                "    " + x for x in self._launch(k, split, split.name, "(" + rows + ") * _parts")
-            ]
-            lines += ["    " + x for x in self._launch(k, final, final.name)]
-            lines.append("else:")
-            lines += ["    " + x for x in self._launch(k, writers[0], writers[0].name)]
-            return lines
+                parts.append(f"_q{i} = cp.empty(({rows} * _parts,), np.{dt})")
+            parts += self._launch(k, split, split.name, f"{rows} * _parts")
+            parts += self._launch(k, final, final.name)
+            whole = self._launch(k, writers[0], writers[0].name)
+            return lines + _branch(self.few_long(kept, red), parts, whole)
         for writer in writers:
             lines += self._launch(k, writer, writer.name)
         return lines
@@ -390,6 +407,13 @@ class CudaGraphEmitter:
         )
 
 
+def _branch(test, then: list[str], otherwise: list[str]) -> list[str]:
+    """``if test: then`` ``else: otherwise`` as lines; one of them where ``test`` is known."""
+    if test is True or test is False:
+        return then if test else otherwise
+    return [f"if {test}:", *("    " + x for x in then), "else:", *("    " + x for x in otherwise)]
+
+
 _COMPILED = [0]
 
 
@@ -401,11 +425,9 @@ def compile_graph_cuda(plan: GraphPlan, cp):
     if found is not None:
         return found
     emitter = CudaGraphEmitter(plan, "graph")
-    cuda_source, host_source = emitter.render()
-    from . import cuda_attention
-
-    namespace: dict = {"cp": cp, "_FA": vars(cuda_attention)}
-    exec(compile(runtime.source("cuda_helpers"), "<pypto-cuda-prelude>", "exec"), namespace)
+    kernels, host_source = emitter.render()
+    cuda_source = PRELUDE + kernels
+    namespace = dict(runtime.namespace("cuda_helpers"), cp=cp)
     namespace["graph_module"] = {"source": cuda_source, "fns": {}}
     namespace["graph_consts"] = dict(emitter.consts)
     namespace["graph_impl"] = dict(emitter.user_ops)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol
-from .common import const_code, dim_code, ident, source_lines, symfloat_code
-from .numpy_target import PRELUDE, GraphEmitter, load
-
-_COUNTER = [0]
+from . import runtime
+from .common import const_code, dim_code, ident, read_bindings, source_lines, symfloat_code
+from .numpy_target import GraphEmitter
+from .program import load_program
 
 
 class FunctionEmitter:
@@ -57,22 +56,24 @@ class FunctionEmitter:
         fn = self.fn
         params = [p.name for p in fn.params]
         out = [f"def {self.name}({', '.join((['cp'] if self.cuda else []) + params)}):"]
-        bound = set()
+        bound, sizes = set(), []
         for p in fn.params:
             if p.kind == "array":
                 for axis, d in enumerate(p.type.shape):
                     s = as_symbol(d)
                     if s is not None and s not in bound:
                         bound.add(s)
-                        out.append(f"    {ident(s)} = {p.name}.shape[{axis}]")
+                        sizes.append(f"    {ident(s)} = {p.name}.shape[{axis}]")
+        for p in fn.params:
             if p.host is not None:
-                out.append(f"    {self.host(p.host)} = {p.name}")
+                sizes.append(f"    {self.host(p.host)} = {p.name}")
         self._steps(fn.body, 1)
         out += self.lines
         self.lines = []
         self._writebacks(1)
         out += self.lines
         out.append(f"    return {self._result(fn.result)}")
+        out[1:1] = read_bindings(sizes, "\n".join(out[1:]))
         return "\n\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
 
     def _tables(self) -> str:
@@ -215,48 +216,20 @@ def _literal(value) -> bool:
 
 
 def compile_function(fn: Function, plans: dict):
-    """``run(arguments, env) -> result`` for a compiled function, from generated source."""
+    """``run(arguments, env) -> result`` for a compiled function, from generated source
+    (``run.program``: what the compile cache stores; None when it calls user operators)."""
     emitter = FunctionEmitter(fn, plans)
     source = emitter.render()
-    _COUNTER[0] += 1
-    filename = f"<pypto-function-{_COUNTER[0]}-{fn.name}>"
-    fails, guards = emitter.fails, emitter.namespace.get("_guards", [])
-
-    def _raise(k):
-        e = fails[k]
-        raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
-
-    def _guard_failed(k, value, dims=()):
-        g, where, var = guards[k]
-        if g.breach is not None:  # NumPy raises here too (an index past the end)
-            raise g.breach.exception(dims)
-        if var is not None:
-            where = where.format(value)
-        raise ExecutionError(
-            f"{where} breaks an assumption PyPTO made when compiling it: {g}",
-            hint="indices that depend on a loop variable must stay in bounds and keep their "
-            "sign (write A[i - 1] only where i >= 1)",
-        )
-
-    namespace = load(source, filename, {})
-    # the module's own definitions stand alone; here PyPTO's coded errors and the user
-    # operators' implementations take their place
-    namespace.update(_raise=_raise, _guard_failed=_guard_failed, _results=emitter.consts)
-    for key, value in emitter.namespace.items():
-        if key.startswith("_impl"):
-            namespace[key].update(value)
-    host = namespace[fn.name]
-    names = [p.name for p in fn.params]
-
-    def run(arguments: dict, env: dict):
-        try:
-            return host(*(arguments[n] for n in names))
-        except UnboundLocalError as e:
-            raise ExecutionError(
-                f"a variable is used before assignment (a loop that ran zero times or a branch "
-                f"that did not assign it): {e}"
-            ) from None
-
-    run.source = source
-    run.module = PRELUDE + "\n\n" + source  # the whole module: runs on its own (numpy only)
+    program = {
+        "source": source,
+        "name": fn.name,
+        "params": [p.name for p in fn.params],
+        "fails": [(type(e), e.message, e.hint, e.site, e.code) for e in emitter.fails],
+        "guards": emitter.namespace.get("_guards", []),
+        "consts": emitter.consts,
+    }
+    impls = {k: v for k, v in emitter.namespace.items() if k.startswith("_impl")}
+    run = load_program(program, impls)
+    run.program = None if any(impls.values()) else program
+    run.module = runtime.vendored(cuda=False, standalone=True) + "\n\n" + source  # on its own
     return run

@@ -17,7 +17,6 @@ the blocks (BLAS has its own threads); their epilogues run block by block.
 
 from __future__ import annotations
 
-import linecache
 import os
 import sys
 
@@ -57,14 +56,14 @@ from .common import (
     graph_symbols,
     ident,
     literal_code,
+    read_bindings,
     return_code,
     source_lines,
     value_idents,
 )
 from .numpy_rules import NUMPY_CODE
+from .program import load_graph
 from .views import region_code, view_code
-
-PRELUDE = runtime.source("numpy_helpers")  # the runtime generated code embeds
 
 _S, _E, _I0, _I1 = Sym("_s"), Sym("_e"), Sym("_i0"), Sym("_i1")
 
@@ -174,7 +173,8 @@ class GraphEmitter:
             i for i in buffers if not REGISTRY[made_by[i].op].returns_array(made_by[i].params)
         }
         self.out.add(return_code(g.outputs, self.names, self._literal, scalars))
-        return "\n".join(head + self.prelude_lines + self.out.lines) + "\n"
+        bindings = read_bindings(self.prelude_lines, "\n".join(self.out.lines))
+        return "\n".join(head + bindings + self.out.lines) + "\n"
 
     def _bind_symbols(self) -> set[str]:
         bound = bound_symbols(self.graph)
@@ -262,6 +262,7 @@ class GraphEmitter:
                 head.add(
                     f"_scan = np.empty({self._shape(shape)}, {dtype_code(scan.out.type.dtype)})"
                 )
+            head.add("_prev = None  # the last row of the batch before")
             head.add(f"for _i0 in range(0, {n}, _rows):")
             body = Lines()
             body.indent = head.indent + 1
@@ -792,50 +793,32 @@ class _Ctx:
         self.memo = memo
 
 
-_COUNTER = [0]
-_PRELUDE: dict = {}
-
-
-def load(source: str, filename: str, names: dict) -> dict:
-    """Run generated source in a copy of the prelude's namespace (the prelude runs once) plus
-    ``names``; its lines are registered so tracebacks show them."""
-    namespace = dict(_prelude())
-    namespace.update(names)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
-    return namespace
-
-
 def _prelude() -> dict:
-    if not _PRELUDE:
-        exec(compile(PRELUDE, "<pypto-numpy-prelude>", "exec"), _PRELUDE)
-    return _PRELUDE
+    return runtime.namespace("numpy_helpers")
 
 
 def compile_graph(plan: GraphPlan):
-    """The plan as a Python function ``run(values, env) -> outputs`` (loaded from its source)."""
+    """The plan as a Python function ``run(values, env) -> outputs`` (loaded from its source;
+    ``run.program``: what the compile cache keeps, None when it calls user operators)."""
     cached = getattr(plan, "_numpy_fn", None)
     if cached is not None:
         return cached
     emitter = GraphEmitter(plan, "graph")
-    source = emitter.render()
-    _COUNTER[0] += 1
-    filename = f"<pypto-numpy-{_COUNTER[0]}>"
-    namespace = load(source, filename, emitter.module_names())
-    text = PRELUDE + "\n\n" + source
-    fn = namespace["graph"]
-    free = emitter.free
-
-    def run(values, env):
-        return list(fn(*values, **{ident(s): env[s] for s in free}))
-
-    run.source = text
+    program = {"source": emitter.render(), "names": emitter.module_names()}
+    program["free"] = [(ident(s), s) for s in emitter.free]  # (its name in the code, symbol)
+    run = load_graph(program)
+    run.program = None if emitter.user_ops else program
+    run.source = runtime.vendored(cuda=False, standalone=True) + "\n\n" + program["source"]
     plan._numpy_fn = run
     return run
 
 
 def debug_source(plan: GraphPlan) -> str:
-    return PRELUDE + "\n\n" + GraphEmitter(plan, "graph").render()
+    return (
+        runtime.vendored(cuda=False, standalone=True)
+        + "\n\n"
+        + GraphEmitter(plan, "graph").render()
+    )
 
 
-__all__ = ["PRELUDE", "compile_graph", "debug_source", "os"]
+__all__ = ["compile_graph", "debug_source", "os"]

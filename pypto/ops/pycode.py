@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from ..symbolic import bare
+
 # binary ops that are one infix operator, spelled the same in Python and in CUDA C
 INFIX = {
     "add": "+",
@@ -76,7 +78,7 @@ def python_code(op: str, args, dtype: np.dtype) -> str | None:
     template = PYTHON_CODE.get(op)
     if template is None:
         return None
-    return f"{PYTHON_TYPES[dtype.kind]}({template.format(*args)})"
+    return f"{PYTHON_TYPES[dtype.kind]}({bare(template.format(*args))})"
 
 
 _PYTHON_FUNCTIONS: dict = {}

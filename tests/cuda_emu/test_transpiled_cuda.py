@@ -37,7 +37,7 @@ def _fell_back(*args, **kwargs):
 
 
 @pytest.mark.parametrize("module", MODULES)
-def test_transpiled_modules_run_their_cuda_path_on_gpu_arrays(tools, module, tmp_path):
+def test_transpiled_modules_run_their_cuda_path_on_gpu_arrays(tools, module, tmp_path, monkeypatch):
     original = importlib.import_module(f"examples.numpy_style.{module}")
     signatures = [
         signature_of(fn.__name__, _args(module, fn, make, dtype))
@@ -57,6 +57,8 @@ def test_transpiled_modules_run_their_cuda_path_on_gpu_arrays(tools, module, tmp
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     path = tmp_path / f"{module}.py"
+    monkeypatch.syspath_prepend(str(tmp_path))  # where its runtime is, as for any import
+    monkeypatch.delitem(sys.modules, "_pypto_runtime", raising=False)
     spec = importlib.util.spec_from_file_location(f"transpiled_{module}", path)
     generated = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generated)

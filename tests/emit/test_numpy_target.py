@@ -77,6 +77,7 @@ def test_generated_source_is_deterministic_and_imports_numpy_only(big_blocks):
         line.split()[1] for line in first.splitlines() if line.startswith(("import", "from"))
     }
     assert imports <= {
+        "__future__",
         "base64",
         "contextvars",
         "ctypes",

@@ -1,13 +1,15 @@
-"""The runtimes generated code embeds (pypto/emit/runtime/) are modules: what is embedded is
-their text, and their helpers work when imported directly."""
+"""The runtimes generated code runs with (pypto/emit/runtime/) are modules: what runs in this
+process is their text, ``pypto transpile`` vendors them as one module, and their helpers work
+when imported directly."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pypto.emit import runtime
-from pypto.emit.numpy_target import PRELUDE
 from pypto.emit.runtime import cuda_helpers, gpu_dispatch, numpy_helpers
 
 
@@ -21,8 +23,33 @@ def test_embedded_text_is_the_module_below_its_docstring(name):
     compile(embedded, name, "exec")
 
 
-def test_the_numpy_target_embeds_its_runtime():
-    assert runtime.source("numpy_helpers") == PRELUDE
+@pytest.mark.parametrize("cuda", [False, True])
+def test_the_vendored_runtime_is_every_part_once_and_imports_alone(cuda, tmp_path):
+    text = runtime.vendored(cuda)
+    parts = ["numpy_helpers"] + (["cuda_helpers", "gpu_dispatch"] if cuda else [])
+    for name in parts:  # each part's code below its imports, unchanged
+        body = runtime.source(name).split("\nimport numpy as np\n", 1)[-1].strip()
+        assert body in text, name
+    assert text.startswith("from __future__ import annotations\n")
+    (tmp_path / "_pypto_runtime.py").write_text(text)
+    check = "import sys; sys.modules['pypto'] = None; import _pypto_runtime as r; "
+    check += "print(sorted(n for n in dir(r) if n.startswith('_') and not n.startswith('__')))"
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(eval(done.stdout)) >= {n for n in runtime.names(cuda) if n.startswith("_")}
+    if cuda:
+        assert "_CUDA_PRELUDE" in runtime.names(cuda) and "launch" in runtime.names(cuda)
+
+
+def test_reuse_takes_the_memory_of_a_dead_buffer_in_any_layout():
+    dead = np.empty((6, 4)).T  # Fortran order: C-contiguous once its axes are in memory order
+    got = numpy_helpers._reuse(dead, np.float32, (3, 4))
+    assert got.shape == (3, 4) and got.dtype == np.float32 and np.shares_memory(got, dead)
+    strided = np.empty((6, 8))[:, ::2]  # no layout holds a buffer: a new one
+    got = numpy_helpers._reuse(strided, np.float64, (2, 3))
+    assert got.shape == (2, 3) and not np.shares_memory(got, strided)
 
 
 def test_scratch_arrays_follow_the_layout_they_are_asked_for():

@@ -2,14 +2,13 @@
 streams, constants, the attention kernel's launch. Generated modules embed this text below
 its docstring; ``_FA`` is cuda_attention.py's namespace."""
 
-import math  # noqa: F401  (generated code calls math.*)
 import os
 
 import numpy as np
 
-# cuda_attention.py's namespace: the module embedding these helpers defines it (a transpiled
-# module, or the namespace compile_graph_cuda runs the host code in)
-_FA: dict = globals().get("_FA", {})
+# cuda_attention.py's namespace: the one compile_graph_cuda runs the host code in gives it; in
+# the vendored runtime (pypto transpile) its names are the module's own
+_FA: dict = globals().get("_FA") or globals()
 
 
 def _grid(n):
@@ -19,10 +18,6 @@ def _grid(n):
 
 def _stride(a, axis):
     return np.int64(a.strides[axis] // a.itemsize)
-
-
-def _py(x):
-    return x.item() if hasattr(x, "item") else x
 
 
 def _fn(cp, module, name):
@@ -44,13 +39,6 @@ def _vectors(n, width, *arrays):
         if ptr % 16 or not a.flags.c_contiguous:
             return False
     return True
-
-
-def _reuse(array, dtype, shape):
-    """A buffer of ``shape`` in the memory of a dead one (the memory plan's reuse)."""
-    raw = array.reshape(-1).view(np.uint8)
-    count = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-    return raw[:count].view(dtype).reshape(shape)
 
 
 def _stream(cp, module, i):

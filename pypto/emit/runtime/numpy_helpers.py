@@ -5,7 +5,6 @@ linted and tested module."""
 
 import base64
 import contextvars
-import math  # noqa: F401  (generated code calls math.*)
 import os
 import threading
 import weakref
@@ -185,7 +184,7 @@ class _Lease:
 
 
 _FREE = {}  # bytes -> memory no array uses, kept for the next buffer of that size
-_HELD = [0, int(os.environ.get("PYPTO_POOL_BYTES", 1 << 30))]  # bytes kept, the most kept
+_HELD = [0, int(os.environ.get("PYPTO_POOL_BYTES", str(1 << 30)))]  # bytes kept, the most kept
 _FREE_LOCK = threading.Lock()
 
 
@@ -268,10 +267,11 @@ def _tmp_new(bufs, key, slot, shape, dtype, like):
 
 
 def _reuse(array, dtype, shape):
-    """A buffer of ``shape`` (C order) in the memory of a dead one (of any order of axes)."""
+    """A buffer of ``shape`` (C order) in the memory of a dead one (of any order of axes; a
+    NumPy array, or a CuPy array of the CUDA target, whose reshape copies where it must)."""
     if not array.flags.c_contiguous:  # laid out in another order: its axes in memory order
-        array = array.transpose(np.argsort([-abs(s) for s in array.strides], kind="stable"))
-        if not array.flags.c_contiguous:
+        array = array.transpose(sorted(range(array.ndim), key=lambda a: -abs(array.strides[a])))
+        if not array.flags.c_contiguous and isinstance(array, np.ndarray):
             return np.empty(shape, dtype)
     raw = array.reshape(-1).view(np.uint8)
     count = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize

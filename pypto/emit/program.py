@@ -1,0 +1,81 @@
+"""Generated programs, loaded: a compiled function's (``load_program``: the host module's
+source with what it raises and assumes, a dict emit/host.py makes) and a lazy chain's graph
+(``load_graph``: its source with its constants, emit/numpy_target.py).
+
+Loading needs only the runtime (emit/runtime/), not the emitters: the compile cache
+(pypto/cache.py) loads the programs it stored with it.
+"""
+
+from __future__ import annotations
+
+import linecache
+
+from ..errors import ExecutionError
+from . import runtime
+
+_COUNTER = [0]
+
+
+def load_program(program: dict, impls: dict | None = None):
+    """``run(arguments, env) -> result`` for ``program``: its source run in a copy of the NumPy
+    runtime's namespace, PyPTO's coded errors in place of the module's own (``_raise``,
+    ``_guard_failed``), ``impls`` the user operators' implementations by table."""
+    source, name = program["source"], program["name"]
+    fails, guards = program["fails"], program["guards"]
+    _COUNTER[0] += 1
+    filename = f"<pypto-function-{_COUNTER[0]}-{name}>"
+
+    def _raise(k):
+        error, message, hint, site, code = fails[k]
+        raise error(message, hint=hint, site=site, code=code)
+
+    def _guard_failed(k, value, dims=()):
+        g, where, var = guards[k]
+        if g.breach is not None:  # NumPy raises here too (an index past the end)
+            raise g.breach.exception(dims)
+        if var is not None:
+            where = where.format(value)
+        raise ExecutionError(
+            f"{where} breaks an assumption PyPTO made when compiling it: {g}",
+            hint="indices that depend on a loop variable must stay in bounds and keep their "
+            "sign (write A[i - 1] only where i >= 1)",
+        )
+
+    namespace = dict(runtime.namespace("numpy_helpers"))
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    # the module's own definitions stand alone; here PyPTO's coded errors and the user
+    # operators' implementations take their place
+    namespace.update(_raise=_raise, _guard_failed=_guard_failed, _results=program["consts"])
+    for key, value in (impls or {}).items():
+        namespace[key].update(value)
+    host = namespace[name]
+    names = program["params"]
+
+    def run(arguments: dict, env: dict):
+        try:
+            return host(*(arguments[n] for n in names))
+        except UnboundLocalError as e:
+            raise ExecutionError(
+                f"a variable is used before assignment (a loop that ran zero times or a branch "
+                f"that did not assign it): {e}"
+            ) from None
+
+    run.source = source
+    return run
+
+
+def load_graph(program: dict):
+    """``run(values, env) -> outputs`` for a graph's generated function ``graph``."""
+    _COUNTER[0] += 1
+    filename = f"<pypto-numpy-{_COUNTER[0]}>"
+    namespace = dict(runtime.namespace("numpy_helpers"), **program["names"])
+    source = program["source"]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    fn, free = namespace["graph"], program["free"]
+
+    def run(values, env):
+        return list(fn(*values, **{name: env[symbol] for name, symbol in free}))
+
+    return run
