@@ -3,6 +3,7 @@ cli/transpile.py)."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 import os
@@ -17,10 +18,37 @@ import click
 import numpy as np
 
 import pypto
-from pypto_cli.transpile import transpile
+
+# Commands imported only when they run (or show their own --help): `pypto transpile` pulls in the
+# compiler and libcst, which `pypto --help`, `pypto ops` and the others do without. name ->
+# (module, attribute, the short help that `pypto --help` lists; a test keeps it the command's).
+LAZY_COMMANDS = {
+    "transpile": ("pypto_cli.transpile", "transpile", "Write modules that run without PyPTO."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in LAZY_COMMANDS:
+            module, attribute, _ = LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        """The listing of ``pypto --help``: commands not imported yet by their short help."""
+        loaded = self.commands
+        listed = {n: click.Command(n, short_help=h) for n, (_, _, h) in LAZY_COMMANDS.items()}
+        self.commands = {**listed, **loaded}
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self.commands = loaded
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(pypto.__version__, prog_name="pypto")
 def main():
     """PyPTO: NumPy-style Python compiled into fused, parallel kernels.
@@ -33,9 +61,6 @@ def main():
       pypto graph model.py::softmax --arg x=f32[64,64] -o softmax.svg
       pypto transpile kernels.py -o build/   a module that runs without PyPTO
     """
-
-
-main.add_command(transpile)
 
 
 @main.command()

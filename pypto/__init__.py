@@ -34,6 +34,15 @@ from .verify import verify
 
 __version__ = "0.1.0"
 
+
+def cache_clear() -> int:
+    """Empty the compile cache (``$PYPTO_CACHE_DIR``, or the user cache directory); the number
+    of entries removed. ``PYPTO_CACHE=0`` turns the cache off (pypto/cache.py)."""
+    from .cache import cache_clear as clear
+
+    return clear()
+
+
 newaxis = None
 
 
@@ -46,7 +55,19 @@ def trace(outputs, **bindings) -> Graph:
     return compile_chain([t._node for t in roots], bindings)[0]
 
 
+# `import pypto` leaves the compiler (the front end with libcst, the passes, the emitters) to the
+# first compile, run or explain. Its submodules read as attributes (``pypto.passes.pipeline``)
+# load it then, all of it, as `import pypto` did before.
+_LAZY_SUBMODULES = ("backends", "cache", "emit", "executor", "function", "parse", "passes")
+
+
 def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        for module in ("backends", "parse.frontend", "passes.host", "passes.pipeline"):
+            importlib.import_module(f"{__name__}.{module}")
+        return globals()[name]
     op = REGISTRY.lookup(name)
     if op is None:
         raise AttributeError(f"module 'pypto' has no attribute {name!r}")
@@ -54,7 +75,8 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(REGISTRY.names()))
+    names = set(globals()) - {"_LAZY_SUBMODULES"}
+    return sorted(names | set(_LAZY_SUBMODULES) | set(REGISTRY.names()))
 
 
 __all__ = [
@@ -74,6 +96,7 @@ __all__ = [
     "Tensor",
     "UnsupportedError",
     "__version__",
+    "cache_clear",
     "compile",
     "explain",
     "newaxis",

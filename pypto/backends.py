@@ -62,6 +62,7 @@ def run_compiled(fn: Function, plans: dict):
 
     run.source = getattr(host, "source", None)
     run.module = getattr(host, "module", None)  # the generated module, self-contained
+    run.program = getattr(host, "program", None)  # what the compile cache keeps
     return run
 
 
@@ -94,7 +95,7 @@ def _run_on_host(fn: Function, plans: dict):
                 f"{type(e).__name__}: {e}"
             ) from e
 
-    run.source, run.module = generated.source, generated.module
+    run.source, run.module, run.program = generated.source, generated.module, generated.program
     return run
 
 

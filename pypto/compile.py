@@ -15,19 +15,19 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .backends import run_compiled
 from .bindings import dtype_of, is_device_array, refuse_foreign, symbolic_shape
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
-from .function import Function, guards_hold, verify_function
-from .parse.frontend import ArgSpec, trace_function
-from .parse.source import function_source
-from .passes.host import prune_host_outputs
-from .passes.pipeline import plan_function
-from .types import TensorType
+from .types import ArgSpec, TensorType
+
+# The front end (libcst), the passes and the emitters are imported on the first call that needs
+# them, not with ``import pypto``: decorating a function stays cheap.
+if TYPE_CHECKING:
+    from .function import Function
 
 
 class PyptoFallbackWarning(UserWarning):
@@ -38,7 +38,7 @@ _FALLBACK = "fallback"
 
 
 class CompiledFunction:
-    def __init__(self, fn, fallback: bool = False):
+    def __init__(self, fn, fallback: bool = False, cache: bool = True):
         if not inspect.isfunction(fn):
             raise UnsupportedError(
                 f"ppto.compile needs a Python function, not {fn!r}", code="PPT108"
@@ -47,6 +47,9 @@ class CompiledFunction:
         self.__wrapped_function__ = fn  # what the front end inlines when another function calls
         self._fn = fn
         self._fallback = fallback
+        self._persist = cache  # the compile cache across processes (pypto/cache.py)
+        self._reads: dict = {}  # id(Function) -> the names its trace read (the cache's record)
+        self._specs: dict = {}  # per specialization key: each argument's description
         self._signature = inspect.signature(fn)
         self._source = None
         self._cache: dict = {}
@@ -66,7 +69,7 @@ class CompiledFunction:
             specs, env, key = _specialize(arguments)
             fn_ir = self._lookup(key, env)
             if fn_ir is None:
-                fn_ir = self._compile(specs, env, key)
+                fn_ir = self._stored(specs, env, key, arguments) or self._compile(specs, env, key)
             if seen is not None:
                 if len(self._recent) > 64:
                     self._recent.clear()
@@ -81,23 +84,90 @@ class CompiledFunction:
         PYPTO_BACKEND=reference its blocks' Plans kernel by kernel."""
         runner = self._runners.get(id(fn_ir))
         if runner is None:
+            if isinstance(fn_ir, _Stored):
+                runner = self._runners[id(fn_ir)] = fn_ir.runner(self)
+                return runner
+            from .backends import run_compiled
+            from .passes.pipeline import plan_function
+
             runner = self._runners[id(fn_ir)] = run_compiled(fn_ir, plan_function(fn_ir))
+            self._store(fn_ir, runner)
         return runner
+
+    def _cache_key(self, key) -> str | None:
+        from . import cache
+
+        if not self._persist or not cache.enabled():
+            return None
+        return cache.function_key(self._fn, self._fallback, key[1:])  # not REGISTRY.version
+
+    def _stored(self, specs, env, key, arguments):
+        """A specialization an earlier process compiled (pypto/cache.py), or None."""
+        if any(is_device_array(v) for v in arguments.values()):
+            return None  # the CUDA target: compiled here
+        ckey = self._cache_key(key)
+        if ckey is None:
+            return None
+        from . import cache
+
+        for entry in cache.load(ckey):
+            if all(g.holds(env) for g in entry["guards"]) and cache.reads_hold(
+                self._fn, entry["reads"]
+            ):
+                cache.touch(entry)
+                stored = _Stored(entry)
+                reason = self._reason(key, env, specs)
+                self._cache.setdefault(key, []).append(stored)
+                self._note(specs, key, f"{reason}; loaded from the compile cache")
+                return stored
+        return None
+
+    def _store(self, fn_ir, runner) -> None:
+        """Keep a new specialization for later processes (when it can be recognized there)."""
+        record = self._reads.pop(id(fn_ir), None)
+        program = getattr(runner, "program", None)
+        key = next((k for k, fs in self._cache.items() if any(f is fn_ir for f in fs)), None)
+        ckey = self._cache_key(key) if key is not None else None
+        if record is None or program is None or ckey is None:
+            return
+        from . import cache
+
+        cache.store(
+            ckey,
+            {
+                "program": program,
+                "guards": tuple(fn_ir.guards),
+                "writebacks": tuple((name, None) for name, _ in fn_ir.writebacks),
+                "name": fn_ir.name,
+                "reads": record,
+            },
+        )
 
     def ir(self, *args, **kwargs) -> Function:
         """The Function IR these arguments run (compiled if needed); ``print`` it to read it."""
         arguments = self._bind(args, kwargs)
         specs, env, key = _specialize(arguments)
-        fn_ir = self._lookup(key, env) or self._compile(specs, env, key)
+        fn_ir = self._lookup(key, env, stored=False) or self._compile(specs, env, key)
         if fn_ir is _FALLBACK:
             raise UnsupportedError(f"`{self.__name__}` runs as plain Python (fallback)")
         return fn_ir
+
+    def _diagnosis(self, arguments, error):
+        """The Function IR for arguments whose program from the compile cache failed (the
+        reference executor says which coded error NumPy's statements raise)."""
+        specs, env, key = _specialize(arguments)
+        why = (
+            f"the program from the compile cache raised {type(error).__name__}: compiled to say why"
+        )
+        return self._lookup(key, env, stored=False) or self._compile(specs, env, key, why)
 
     def _bind(self, args, kwargs) -> dict:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         for p in self._signature.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                from .parse.source import function_source
+
                 raise UnsupportedError(
                     f"`{self.__name__}` takes *args or **kwargs",
                     hint="name the parameters",
@@ -106,18 +176,29 @@ class CompiledFunction:
                 )
         return dict(bound.arguments)
 
-    def _lookup(self, key, env):
+    def _lookup(self, key, env, stored: bool = True):
         for fn_ir in self._cache.get(key, ()):
-            if fn_ir is _FALLBACK or guards_hold(fn_ir, env):
+            if not stored and isinstance(fn_ir, _Stored):
+                continue
+            if fn_ir is _FALLBACK or all(g.holds(env) for g in fn_ir.guards):
                 return fn_ir
         return None
 
-    def _compile(self, specs, env, key):
-        reason = self._reason(key, env)
+    def _compile(self, specs, env, key, reason=None):
+        from . import cache
+        from .function import verify_function
+        from .parse.frontend import trace_function
+        from .parse.source import function_source
+        from .passes.host import prune_host_outputs
+
+        reason = reason or self._reason(key, env, specs)
+        reads = cache.Reads(self._fn)
         try:
             if self._source is None:
                 self._source = function_source(self._fn)
-            fn_ir = verify_function(prune_host_outputs(trace_function(self._source, specs, env)))
+            traced = trace_function(self._source, specs, env, reads)
+            fn_ir = verify_function(prune_host_outputs(traced))
+            self._reads[id(fn_ir)] = reads.record()
         except PyptoError as e:
             if not self._fallback:
                 raise
@@ -128,11 +209,15 @@ class CompiledFunction:
             )
             fn_ir = _FALLBACK
         self._cache.setdefault(key, []).append(fn_ir)
-        self.history.append(f"{_describe(specs)}: {reason}")
-        self._described.append(_describe(specs))
+        self._note(specs, key, reason)
         return fn_ir
 
-    def _reason(self, key, env) -> str:
+    def _note(self, specs, key, reason) -> None:
+        self.history.append(f"{_describe(specs)}: {reason}")
+        self._described.append(_describe(specs))
+        self._specs[key] = {name: _describe({name: s}) for name, s in specs.items()}
+
+    def _reason(self, key, env, specs) -> str:
         if key in self._cache:
             failed = [
                 g
@@ -144,22 +229,70 @@ class CompiledFunction:
             return "sizes break the guards of the earlier compilation" + (
                 f" ({failed[0]})" if failed else ""
             )
-        if self._cache:
-            before = "; ".join(f"({d})" for d in self._described)
-            return f"new argument types (dtype, rank, size-1 axes or constants); before: {before}"
+        if self._specs:
+            return _changed(self._specs, {n: _describe({n: s}) for n, s in specs.items()})
         return "first call"
 
     def __repr__(self):
         return f"<compiled {self.__name__} ({len(self.history)} specializations)>"
 
 
-def compile(fn=None, *, fallback: bool = False):
+def compile(fn=None, *, fallback: bool = False, cache: bool = True):
     """Compile a NumPy-style function: ``@ppto.compile``, ``@ppto.compile(fallback=True)`` or
     ``ppto.compile(fn)``. Unsupported code raises on the first call, with its location; with
-    ``fallback=True`` the original runs instead, with a PyptoFallbackWarning."""
+    ``fallback=True`` the original runs instead, with a PyptoFallbackWarning. ``cache``: keep
+    what is compiled for later processes, and use what earlier ones kept (pypto/cache.py; also
+    off with PYPTO_CACHE=0)."""
     if fn is None:
-        return functools.partial(compile, fallback=fallback)
-    return CompiledFunction(fn, fallback)
+        return functools.partial(compile, fallback=fallback, cache=cache)
+    return CompiledFunction(fn, fallback, cache)
+
+
+class _Stored:
+    """A specialization loaded from the compile cache: its guards, its writes into arguments,
+    and its generated program (no Function IR: should the program fail, the function is
+    compiled here to say why)."""
+
+    def __init__(self, entry: dict):
+        self.entry = entry
+        self.guards = entry["guards"]
+        self.writebacks = entry["writebacks"]
+        self.name = entry["name"]
+
+    def runner(self, compiled: CompiledFunction):
+        from .emit.program import load_program
+
+        host = load_program(self.entry["program"])
+
+        def run(arguments, env):
+            try:
+                return host(arguments, env)
+            except PyptoError:
+                raise
+            except Exception as e:
+                if isinstance(e, ValueError) and "read-only" in str(e):
+                    raise
+                from .errors import InternalError
+                from .function import run_function
+
+                run_function(compiled._diagnosis(arguments, e), arguments, env)  # its error
+                raise InternalError(
+                    "the generated NumPy code (from the compile cache) failed where the "
+                    f"reference executor did not: {type(e).__name__}: {e}"
+                ) from e
+
+        run.source = host.source
+        return run
+
+
+def _changed(before: dict, now: dict) -> str:
+    """Which arguments differ from the closest earlier specialization (as JAX explains a cache
+    miss): ``argument 'x' was x: f64[x.0], now x: f32[x.0]``."""
+    best = min(before.values(), key=lambda d: sum(d.get(n) != v for n, v in now.items()))
+    diff = [n for n, v in now.items() if best.get(n) != v]
+    return "new argument types (dtype, rank, size-1 axes or constants): " + "; ".join(
+        f"argument {n!r} was {best.get(n, 'absent')}, now {now[n]}" for n in diff
+    )
 
 
 def _call_key(arguments: dict):

@@ -13,14 +13,14 @@ symbolic in the plan; they are evaluated with the example arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .errors import ArgumentError, api_boundary
-from .function import Block, Branch, Loop
-from .passes.memory import peak_bytes
-from .passes.pipeline import plan_function, plan_graph
-from .passes.plan import GraphPlan
 from .printer import format_graph
 from .symbolic import evaluate, format_dim
+
+if TYPE_CHECKING:  # the passes are imported when something is explained, not with pypto
+    from .passes.plan import GraphPlan
 
 
 @dataclass
@@ -115,6 +115,8 @@ def describe_plan(plan: GraphPlan, env: dict) -> list[str]:
         lines.append("  (none)")
     levels = " | ".join(" ".join(f"k{i}" for i in lv) for lv in plan.levels)
     lines.append(f"parallel levels: {levels or '-'}")
+    from .passes.memory import peak_bytes
+
     try:
         lines.append(f"planned peak memory: {size(peak_bytes(plan, env))} (inputs included)")
     except (KeyError, TypeError):
@@ -150,6 +152,7 @@ def explain(target, *args, **kwargs) -> Explanation:
     from .api import Tensor
     from .compile import CompiledFunction, _specialize
     from .compile import compile as ppto_compile
+    from .passes.pipeline import plan_function, plan_graph
 
     if isinstance(target, (Tensor, list, tuple)) and not callable(target):
         from .tracer import compile_chain
@@ -169,6 +172,8 @@ def explain(target, *args, **kwargs) -> Explanation:
 
 
 def _blocks(steps, context, out):
+    from .function import Block, Branch, Loop
+
     for step in steps:
         if isinstance(step, Block):
             outs = ", ".join(h.name for h in step.outputs) or "_"

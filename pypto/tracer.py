@@ -16,13 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import api
-from .backends import run_graph
 from .bindings import dtype_of, is_device_array, refuse_foreign
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, api_boundary
 from .ir import Graph
-from .passes.pipeline import plan_graph
 from .registry import REGISTRY
 from .shapes import ShapeContext, input_facts
 from .symbolic import Sym
@@ -219,7 +217,56 @@ def _run(tensors: list, bindings: dict) -> list:
             raise BindingError(f"run() computes lazy tensors, not {t!r}", code="PPT406")
         roots.append(t._node)
     graph, values, env = compile_chain(roots, bindings)
-    return run_graph(plan_graph(graph), values, env)
+    stored = _stored(graph, values)
+    if stored is not None:
+        try:
+            return stored(values, env)
+        except PyptoError:
+            raise
+        except Exception:  # the plan's own path says why (it diagnoses generated code)
+            pass
+    from .backends import run_graph  # the passes and the emitters: on the first run
+    from .passes.pipeline import plan_graph
+
+    plan = plan_graph(graph)
+    result = run_graph(plan, values, env)
+    generated = getattr(plan, "_numpy_fn", None)
+    if stored is None and generated is not None and generated.program is not None:
+        _keep(graph, generated.program)
+    return result
+
+
+_LOADED: dict = {}  # id(graph) -> (graph, its program from the compile cache, or None)
+
+
+def _stored(graph, values):
+    """The graph's program from the compile cache (pypto/cache.py), or None: off, on the GPU,
+    not stored yet, or not to be stored."""
+    found = _LOADED.get(id(graph))
+    if found is not None and found[0] is graph:
+        return found[1]
+    from . import cache
+    from .bindings import device_module
+
+    run = None
+    if cache.enabled() and device_module(values) is None:
+        key = cache.graph_key(graph)
+        entries = cache.load(key) if key is not None else []
+        if entries:
+            from .emit.program import load_graph
+
+            cache.touch(entries[0])
+            run = load_graph(entries[0]["program"])
+    _LOADED[id(graph)] = (graph, run)
+    return run
+
+
+def _keep(graph, program) -> None:
+    from . import cache
+
+    key = cache.graph_key(graph) if cache.enabled() else None
+    if key is not None:
+        cache.store(key, {"program": program})
 
 
 api.RUN_CHAIN[:] = [run]

@@ -39,3 +39,12 @@ class TensorType:
     def __str__(self):
         dims = ",".join(format_dim(d) for d in self.shape)
         return f"{'~' if self.weak else ''}{short_name(self.dtype)}[{dims}]"
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """How one argument is specialized: kind, type (arrays, scalars) or value (constants)."""
+
+    kind: str  # "array" | "int" | "scalar" | "const"
+    type: TensorType | None = None
+    value: object = None

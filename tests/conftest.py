@@ -1,7 +1,10 @@
 """Test configuration: hypothesis profiles and the repository root on sys.path for examples."""
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -35,3 +38,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 os.environ.setdefault("PYPTO_CHUNK_BUDGET", "256")
 os.environ.setdefault("PYPTO_STRICT_EMIT", "1")  # a code generator failure fails the test
 os.environ.setdefault("PYPTO_CHECK_PLAN", "1")
+# The compile cache (pypto/cache.py) is on, in a directory of this run's own: a function that
+# several tests compile runs from it after the first (its tests turn it off where they must)
+if "PYPTO_CACHE_DIR" not in os.environ:
+    os.environ["PYPTO_CACHE_DIR"] = tempfile.mkdtemp(prefix="pypto-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["PYPTO_CACHE_DIR"], True)

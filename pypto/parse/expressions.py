@@ -21,6 +21,7 @@ import libcst as cst
 import numpy as np
 
 from .. import api
+from ..cache import MISSING
 from ..errors import UnsupportedError, execution_error
 from ..registry import REGISTRY
 from ..shapes import make_guard, size_of
@@ -154,6 +155,8 @@ class Expressions:
         return isinstance(v, numbers) and not isinstance(v, np.generic)
 
     # -- leaves -----------------------------------------------------------------------------------
+    reads = None  # the tracer's record of scope lookups (the compile cache's)
+
     def eval_Name(self, node):
         name = node.value
         if name in CONSTANTS:
@@ -165,9 +168,11 @@ class Expressions:
                     node, f"`{name}` cannot be used here: {held.why}", code="PPT107"
                 )
             return self.load_value(held)
-        scope = self.frames[-1].src.scope
-        if name in scope:
-            value = scope[name]
+        src = self.frames[-1].src
+        value = src.scope.get(name, MISSING)
+        if self.reads is not None:
+            self.reads.read(src.fn, name, value)
+        if value is not MISSING:
             return getattr(value, "__wrapped_function__", value)
         if name in self.BUILTINS:
             return self.BUILTINS[name]

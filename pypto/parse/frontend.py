@@ -14,7 +14,6 @@ values.py says what a name can hold.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 from .. import api
 from ..builder import GraphBuilder
@@ -25,21 +24,12 @@ from ..lower.index_map import Linear, exact_same, moves_data, view_map
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, input_facts
 from ..symbolic import Sym
-from ..types import TensorType
+from ..types import ArgSpec, TensorType
 from .calls import Calls
 from .expressions import Expressions
 from .source import Frame, FunctionSource
 from .statements import Return, Statements
 from .values import Ref, SymCond, Undefined, View, ViewRef
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """How one argument is specialized: kind, type (arrays, scalars) or value (constants)."""
-
-    kind: str  # "array" | "int" | "scalar" | "const"
-    type: TensorType | None = None
-    value: object = None
 
 
 class Tracer(Expressions, Calls, Statements):
@@ -57,6 +47,7 @@ class Tracer(Expressions, Calls, Statements):
         self.dirty: list[Ref] = []
         self.frames: list[Frame] = []
         self.control_depth = 0  # inside loops or run-time branches
+        self.reads = None  # told the names looked up in the functions' scopes
         self.assigned_at: dict = {}  # name -> site of its latest assignment (for errors)
         self.site = None
         self._symbols = set(specs)
@@ -388,6 +379,12 @@ def _block(builder: GraphBuilder, imports: dict, outputs) -> Block:
     return Block(graph, tuple(host_of[id(v)] for v in inputs), tuple(h for _, h in outputs))
 
 
-def trace_function(src: FunctionSource, specs: dict[str, ArgSpec], env: dict) -> Function:
-    """The Function IR of ``src`` for arguments specialized as ``specs`` (sizes in ``env``)."""
-    return Tracer(src, specs, env).trace()
+def trace_function(
+    src: FunctionSource, specs: dict[str, ArgSpec], env: dict, reads=None
+) -> Function:
+    """The Function IR of ``src`` for arguments specialized as ``specs`` (sizes in ``env``);
+    ``reads.read(fn, name, value)`` is told every name looked up in a function's scope (the
+    compile cache keys on them)."""
+    tracer = Tracer(src, specs, env)
+    tracer.reads = reads
+    return tracer.trace()

@@ -29,7 +29,7 @@ types; a Python int or float raises TypeError (pass a NumPy scalar of the parame
 running longer than ``timeout`` seconds is killed. The writable arrays come back from the child
 when the kernel finishes. ``isolate=False`` runs in this process (faster; a crash kills it).
 
-Compiled modules are cached on disk (``$PYPTO_CACHE_DIR``, else ``~/.cache/pypto/cuda_emu``) by
+Compiled modules are cached on disk (``$PYPTO_EMU_CACHE_DIR``, else ``~/.cache/pypto/cuda_emu``) by
 the SHA-256 of the source, the headers and the flags. `available` says why it cannot run here.
 Compiler options in NVRTC's spelling are accepted: ``-D``, ``-U`` and ``-I`` options go to g++,
 the others (``--std=...``, ``--use_fast_math``, ``-arch=...``) are ignored.

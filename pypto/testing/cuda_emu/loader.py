@@ -62,8 +62,10 @@ class EmulationError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Where compiled modules are kept: ``$PYPTO_CACHE_DIR``, else ``~/.cache/pypto/cuda_emu``."""
-    env = os.environ.get("PYPTO_CACHE_DIR")
+    """Where compiled modules are kept: ``$PYPTO_EMU_CACHE_DIR``, else
+    ``~/.cache/pypto/cuda_emu`` (not the compile cache's ``$PYPTO_CACHE_DIR``: the tests give
+    that one a fresh directory and keep this one)."""
+    env = os.environ.get("PYPTO_EMU_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "pypto" / "cuda_emu"
 
 
