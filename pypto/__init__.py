@@ -57,7 +57,8 @@ def trace(outputs, **bindings) -> Graph:
 
 # `import pypto` leaves the compiler (the front end with libcst, the passes, the emitters) to the
 # first compile, run or explain. Its submodules read as attributes (``pypto.passes.pipeline``)
-# load it then, all of it, as `import pypto` did before.
+# load it then, all of it, as `import pypto` did before; ``cache`` (the compile cache, which a
+# cached call reads without the compiler) loads alone.
 _LAZY_SUBMODULES = ("backends", "cache", "emit", "executor", "function", "parse", "passes")
 
 
@@ -65,7 +66,8 @@ def __getattr__(name: str):
     if name in _LAZY_SUBMODULES:
         import importlib
 
-        for module in ("backends", "parse.frontend", "passes.host", "passes.pipeline"):
+        compiler = ("backends", "parse.frontend", "passes.host", "passes.pipeline")
+        for module in ("cache",) if name == "cache" else compiler:
             importlib.import_module(f"{__name__}.{module}")
         return globals()[name]
     op = REGISTRY.lookup(name)
