@@ -179,6 +179,17 @@ def _env(**changes) -> dict:
     return env
 
 
+SMALL = """import numpy as np
+
+
+def f{k}(x, y):
+    return np.tanh(x) * y + {k}.0
+
+
+# pypto: export f{k}(f32[n], f32[n])
+"""
+
+
 def _python(code: str, env: dict | None = None) -> str:
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -218,6 +229,21 @@ def fresh_processes(imports: int, calls: int) -> None:
     rows.append(("import numpy", [float(_python(IMPORT.format("numpy"))) for _ in range(imports)]))
     rows.append(("import pypto", [float(_python(IMPORT.format("pypto"))) for _ in range(imports)]))
     rows.append(("pypto --help (process)", [_wall(help_argv) for _ in range(imports)]))
+
+    with tempfile.TemporaryDirectory(prefix="pypto-bench-jobs-") as tmp:
+        src = Path(tmp) / "small"
+        src.mkdir()
+        for k in range(4):  # four small files, one function each
+            (src / f"f{k}.py").write_text(SMALL.format(k=k))
+        for jobs in (1, 2):
+            argv = [str(script), "transpile", str(src), "-o", str(Path(tmp) / f"out{jobs}")]
+            argv += ["-j", str(jobs), "-q"]
+            rows.append(
+                (
+                    f"pypto transpile, 4 small files, -j {jobs}",
+                    [_wall(argv) for _ in range(imports)],
+                )
+            )
 
     name = FIRST_CALL_FN.__name__
     code = FIRST_CALL.format(root=str(ROOT), name=name)

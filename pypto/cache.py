@@ -4,13 +4,17 @@
 blocks, what it raises, its guards) in one file; a later process with the same function finds it
 and runs it without the front end, the passes or the emitters (nor their imports: libcst).
 
-An entry's key is the SHA-256 of what the program depends on: PyPTO's, NumPy's and Python's
-versions, the function (module, name, file, source text), the options, and the argument kinds
-(dtype, rank, size-1 axes, constants; sizes are symbols, checked by the guards). The names the
-trace read from the function's scope (and the scopes of the functions it inlined) are recorded
-with a fingerprint of their values (a module by its file's contents, a function by its source,
-an array by its bytes, a number or string by value): an entry whose reads differ now is not
-used. A function reading other objects (or calling user operators) is not stored.
+An entry's key is the SHA-256 of what the program depends on: PyPTO's version and a digest of
+its code, NumPy's and Python's versions, the planner's settings, the function (module, name,
+file, source text, default arguments), the options, and the argument kinds (dtype, rank, size-1
+axes, constants; sizes are symbols, checked by the guards). What the trace looked up is recorded
+with a fingerprint of its value: names in the function's scope and in the scopes of the functions
+it inlined, attributes of modules and classes (``config.K``, ``Cfg.scale``); a module counts by
+its file's contents, a function by its source and defaults, an array by its bytes, a number or
+string by value. An entry whose lookups find other values now is not used; a function looking
+up other objects (or calling user operators) is not stored. Globals are read when a
+specialization is compiled or loaded (as before: a specialization in use does not see later
+changes).
 
 Where: ``$PYPTO_CACHE_DIR``, else the platform's user cache directory (``$XDG_CACHE_HOME/pypto``
 or ``~/.cache/pypto``; ``~/Library/Caches/pypto``; ``%LOCALAPPDATA%\\pypto\\Cache``). Files are
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import inspect
 import os
@@ -77,7 +82,7 @@ def function_key(fn, fallback: bool, kinds) -> str | None:
     constant argument cannot be told apart by value across processes."""
     from .registry import REGISTRY
 
-    if not all(_plain(k) for k in kinds):
+    if not _plain_kinds(kinds):
         return None
     user = sorted(n for n in REGISTRY.names() if REGISTRY[n].kind == "custom")
     parts = (
@@ -151,8 +156,12 @@ def fingerprint(value):
         except (OSError, TypeError):
             return None
         code = value.__code__
+        defaults = tuple(fingerprint(d) for d in value.__defaults__ or ())
+        defaults += tuple((k, fingerprint(d)) for k, d in (value.__kwdefaults__ or {}).items())
+        if any(d is None or d[-1] is None for d in defaults):
+            return None  # a default argument nothing identifies
         return ("function", value.__module__, value.__qualname__, code.co_filename,
-                code.co_firstlineno, _digest(text.encode()))  # fmt: skip
+                code.co_firstlineno, _digest(text.encode()), defaults)  # fmt: skip
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
             return None
@@ -160,8 +169,10 @@ def fingerprint(value):
         return ("array", value.dtype.str, value.shape, _digest(data))
     if isinstance(value, np.generic):
         return ("numpy", value.dtype.str, repr(value.item()))
-    if isinstance(value, np.ufunc) or value in (np.float32, np.float64, np.int64, np.bool_):
-        return ("numpy", getattr(value, "__name__", repr(value)))
+    if isinstance(value, np.ufunc):
+        return ("numpy", value.__name__)
+    if isinstance(value, type):  # np.float32, or a class whose attributes are read (recorded)
+        return ("class", value.__module__, value.__qualname__)
     if _plain(value):
         return ("value", repr(value))
     if callable(value) and getattr(value, "__module__", "").split(".")[0] in ("numpy", "math"):
@@ -169,10 +180,19 @@ def fingerprint(value):
     return None
 
 
+def _plain_kinds(value) -> bool:
+    """Argument kinds (tuples of names, dtypes, Python types and constants) that their repr
+    names in any process."""
+    if isinstance(value, tuple):
+        return all(_plain_kinds(v) for v in value)
+    return _plain(value) or (isinstance(value, type) and value.__module__ == "builtins")
+
+
 def _plain(value) -> bool:
+    """A value its repr names in any process (classes are not: their attributes change)."""
     if isinstance(value, tuple):
         return all(_plain(v) for v in value)
-    return type(value) in (bool, int, float, complex, str, bytes, type(None), type) or (
+    return type(value) in (bool, int, float, complex, str, bytes, type(None)) or (
         isinstance(value, np.dtype)
     )
 
@@ -182,25 +202,28 @@ def _digest(data: bytes) -> str:
 
 
 class Reads:
-    """The names a trace read from the scopes of the functions it compiled (the first is the
-    compiled function; others are inlined callees, each reached by an earlier read)."""
+    """What a trace looked up: names in the scopes of the functions it compiled (the first is
+    the compiled function; others are inlined callees) and attributes of modules and classes
+    (``np.pi``, ``config.K``, ``Cfg.scale``), each owner reached by an earlier read."""
 
     def __init__(self, fn):
-        self.owners = [fn]  # functions whose scope was read
+        self.owners = [fn]  # functions whose scope, modules and classes whose attributes
         self.via: list[int | None] = [None]  # the read each owner's object came from
         self.reads: list[tuple] = []  # (owner index, name, value)
 
-    def read(self, owner_fn, name: str, value) -> None:
-        owner_fn = getattr(owner_fn, "__wrapped_function__", owner_fn)
-        if owner_fn not in self.owners:
+    def read(self, owner, name: str, value) -> None:
+        owner = getattr(owner, "__wrapped_function__", owner)
+        at = next((i for i, o in enumerate(self.owners) if o is owner), None)
+        if at is None:
             found = [
                 i
                 for i, (_, _, v) in enumerate(self.reads)
-                if getattr(v, "__wrapped_function__", v) is owner_fn
+                if getattr(v, "__wrapped_function__", v) is owner
             ]
-            self.owners.append(owner_fn)
+            at = len(self.owners)
+            self.owners.append(owner)
             self.via.append(found[0] if found else -1)
-        self.reads.append((self.owners.index(owner_fn), name, value))
+        self.reads.append((at, name, value))
 
     def record(self):
         """(owners' provenance, (owner, name, fingerprint) per read), or None when some read
@@ -221,13 +244,17 @@ class Reads:
         return via, tuple(out)
 
 
-def _scope(fn) -> dict:
-    scope = dict(fn.__globals__)
-    if fn.__closure__:
-        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            with contextlib.suppress(ValueError):
-                scope[var] = cell.cell_contents
-    return scope
+def _lookup(owner, name: str):
+    """What ``name`` is now where the trace looked it up: a function's scope (its closure,
+    then its globals), or a module's or class's attribute."""
+    if isinstance(owner, types.FunctionType):
+        if owner.__closure__:
+            for var, cell in zip(owner.__code__.co_freevars, owner.__closure__):
+                if var == name:
+                    with contextlib.suppress(ValueError):
+                        return cell.cell_contents
+        return owner.__globals__.get(name, MISSING)
+    return getattr(owner, name, MISSING)
 
 
 def reads_hold(fn, record) -> bool:
@@ -235,18 +262,17 @@ def reads_hold(fn, record) -> bool:
     via, reads = record
     owners: list = [fn] + [None] * (len(via) - 1)
     values = {}
-    for owner, name, fp in reads:
-        f = owners[owner]
-        if f is None:  # reached through an earlier read
-            source = reads[via[owner]]
-            value = values[source[:2]]
-            f = owners[owner] = getattr(value, "__wrapped_function__", value)
-            if not isinstance(f, types.FunctionType):
+    try:
+        for owner, name, fp in reads:
+            if owners[owner] is None:  # reached through an earlier read
+                value = values[reads[via[owner]][:2]]
+                owners[owner] = getattr(value, "__wrapped_function__", value)
+            if (owner, name) not in values:
+                values[(owner, name)] = _lookup(owners[owner], name)
+            if fingerprint(values[(owner, name)]) != fp:
                 return False
-        if (owner, name) not in values:
-            values[(owner, name)] = _scope(f).get(name, MISSING)
-        if fingerprint(values[(owner, name)]) != fp:
-            return False
+    except Exception:  # a value that cannot be looked at: not the same
+        return False
     return True
 
 
@@ -307,6 +333,12 @@ def load(key: str) -> list[dict]:
     return found
 
 
+def discard(entry: dict) -> None:
+    """Remove an entry (its program failed where a fresh compilation is to say why)."""
+    with contextlib.suppress(OSError):
+        entry["path"].unlink()
+
+
 def touch(entry: dict) -> None:
     """Mark an entry used (the pruning removes the least recently used first)."""
     with contextlib.suppress(OSError):
@@ -318,10 +350,20 @@ def _settings() -> tuple:
     return (os.environ.get("PYPTO_CHUNK_BUDGET", ""),)
 
 
+@functools.cache
 def _version() -> str:
+    """PyPTO's version and a digest of its code (a change to the compiler or the runtime makes
+    other programs, whatever the version says), NumPy's and Python's."""
     from . import __version__
 
-    return f"pypto {__version__} numpy {np.__version__} python {sys.version.split()[0]}"
+    root = Path(__file__).resolve().parent
+    code = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        code.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return (
+        f"pypto {__version__} {code.hexdigest()[:16]} numpy {np.__version__} "
+        f"python {sys.version.split()[0]}"
+    )
 
 
 def _entries(root: Path) -> list[Path]:

@@ -67,7 +67,8 @@ class CompiledFunction:
             fn_ir, env = found
         else:
             specs, env, key = _specialize(arguments)
-            fn_ir = self._lookup(key, env)
+            gpu = any(is_device_array(v) for v in arguments.values())
+            fn_ir = self._lookup(key, env, stored=not gpu)  # (the cache has NumPy programs)
             if fn_ir is None:
                 fn_ir = self._stored(specs, env, key, arguments) or self._compile(specs, env, key)
             if seen is not None:
@@ -194,8 +195,8 @@ class CompiledFunction:
         reason = reason or self._reason(key, env, specs)
         reads = cache.Reads(self._fn)
         try:
-            if self._source is None:
-                self._source = function_source(self._fn)
+            # the globals as they are now: what a specialization from the cache checks too
+            self._source = function_source(self._fn)
             traced = trace_function(self._source, specs, env, reads)
             fn_ir = verify_function(prune_host_outputs(traced))
             self._reads[id(fn_ir)] = reads.record()
@@ -272,10 +273,14 @@ class _Stored:
             except Exception as e:
                 if isinstance(e, ValueError) and "read-only" in str(e):
                     raise
+                from . import cache
                 from .errors import InternalError
                 from .function import run_function
 
-                run_function(compiled._diagnosis(arguments, e), arguments, env)  # its error
+                real = compiled._diagnosis(arguments, e)
+                if real is not _FALLBACK:
+                    run_function(real, arguments, env)  # the coded error NumPy's code raises
+                cache.discard(self.entry)  # it failed where NumPy's code does not: not again
                 raise InternalError(
                     "the generated NumPy code (from the compile cache) failed where the "
                     f"reference executor did not: {type(e).__name__}: {e}"
@@ -356,7 +361,7 @@ def _describe_arg(name, value, env):
         raise BindingError(
             f"argument {name!r} ({type(value).__name__}) is not supported", code="PPT406"
         ) from None
-    return ArgSpec("const", value=value), ("const", type(value), value)
+    return ArgSpec("const", value=value), ("const", type(value), _typed(value))
 
 
 def _describe(specs) -> str:
@@ -384,3 +389,11 @@ def _check_aliasing(fn_ir: Function, arguments: dict) -> None:
                     hint="pass separate arrays (a copy), or call the function without PyPTO",
                     code="PPT110",
                 )
+
+
+def _typed(value):
+    """A constant as a key that tells apart equal values of other types: ``(1,)``, ``(1.0,)``
+    and ``(True,)`` are different constants to the compiler (NumPy gives other dtypes)."""
+    if isinstance(value, tuple):
+        return tuple((type(v), _typed(v)) for v in value)
+    return value

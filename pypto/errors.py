@@ -121,6 +121,22 @@ def execution_error(cause: BaseException, message: str, base=None, **kwargs) -> 
     return made(message, **kwargs)
 
 
+def recipe(e: PyptoError) -> tuple:
+    """What makes ``e`` again, in this process or another (``remake``): its class may be one
+    ``execution_error`` made, which another process makes when it needs it."""
+    for (base, cls), made in _NUMPY_CLASSES.items():
+        if type(e) is made and made is not base:
+            return (base, cls, e.message, e.hint, e.site, e.code)
+    return (type(e), None, e.message, e.hint, e.site, e.code)
+
+
+def remake(made: tuple) -> PyptoError:
+    base, cls, message, hint, site, code = made
+    if cls is None:
+        return base(message, hint=hint, site=site, code=code)
+    return execution_error(cls.__new__(cls), message, base=base, hint=hint, site=site, code=code)
+
+
 class InternalError(PyptoError, AssertionError):
     """A broken invariant inside PyPTO (a bug): verify() failures and rule/NumPy mismatches."""
 

@@ -167,7 +167,10 @@ def kind_check(name: str, value, gpu: bool = False) -> str:
         return f"type({name}) is {type(value).__name__}"
     if type(value) is bool or value is None:
         return f"{name} is {value!r}"
-    return f"type({name}) is {type(value).__name__} and {name} == {value!r}"
+    test = f"type({name}) is {type(value).__name__} and {name} == {value!r}"
+    if isinstance(value, tuple):  # (1,) == (1.0,): other constants to the compiler
+        test += f" and repr({name}) == {repr(value)!r}"
+    return test
 
 
 # -- parsing one SPEC ----------------------------------------------------------------------------

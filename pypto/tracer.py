@@ -13,6 +13,8 @@ for which its guards hold.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import api
@@ -217,7 +219,8 @@ def _run(tensors: list, bindings: dict) -> list:
             raise BindingError(f"run() computes lazy tensors, not {t!r}", code="PPT406")
         roots.append(t._node)
     graph, values, env = compile_chain(roots, bindings)
-    stored = _stored(graph, values)
+    state = _state(graph)
+    stored = state[0] if _host_only(values) else None
     if stored is not None:
         try:
             return stored(values, env)
@@ -231,42 +234,43 @@ def _run(tensors: list, bindings: dict) -> list:
     plan = plan_graph(graph)
     result = run_graph(plan, values, env)
     generated = getattr(plan, "_numpy_fn", None)
-    if stored is None and generated is not None and generated.program is not None:
-        _keep(graph, generated.program)
+    if not state[1] and generated is not None and generated.program is not None:
+        state[1] = True  # stored once
+        from . import cache
+
+        key = cache.graph_key(graph) if cache.enabled() else None
+        if key is not None:
+            cache.store(key, {"program": generated.program})
     return result
 
 
-_LOADED: dict = {}  # id(graph) -> (graph, its program from the compile cache, or None)
+# graph -> [its program from the compile cache or None, whether it is in the cache]
+_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _stored(graph, values):
-    """The graph's program from the compile cache (pypto/cache.py), or None: off, on the GPU,
-    not stored yet, or not to be stored."""
-    found = _LOADED.get(id(graph))
-    if found is not None and found[0] is graph:
-        return found[1]
-    from . import cache
+def _host_only(values) -> bool:
     from .bindings import device_module
 
-    run = None
-    if cache.enabled() and device_module(values) is None:
-        key = cache.graph_key(graph)
-        entries = cache.load(key) if key is not None else []
-        if entries:
-            from .emit.program import load_graph
-
-            cache.touch(entries[0])
-            run = load_graph(entries[0]["program"])
-    _LOADED[id(graph)] = (graph, run)
-    return run
+    return device_module(values) is None
 
 
-def _keep(graph, program) -> None:
+def _state(graph) -> list:
+    """A graph's program from the compile cache (pypto/cache.py), looked up once per graph."""
+    found = _STATE.get(graph)
+    if found is not None:
+        return found
     from . import cache
 
+    run = None
     key = cache.graph_key(graph) if cache.enabled() else None
-    if key is not None:
-        cache.store(key, {"program": program})
+    entries = cache.load(key) if key is not None else []
+    if entries:
+        from .emit.program import load_graph
+
+        cache.touch(entries[0])
+        run = load_graph(entries[0]["program"])
+    found = _STATE[graph] = [run, run is not None]
+    return found
 
 
 api.RUN_CHAIN[:] = [run]

@@ -342,6 +342,8 @@ def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[s
         if cuda is not None:
             gpu = [kind_check(p, bound[p], gpu=True) for p in names] + guards
             gpu_branches.append((" and ".join(gpu) or "True", cuda))
+    keyword = {p.name.value for p in node.params.kwonly_params}  # passed as keywords
+    original = ", ".join(f"{n}={n}" if n in keyword else n for n in names)
     params = cst.Module([]).code_for_node(node.params)
     returns = cst.Module([]).code_for_node(node.returns.annotation) if node.returns else None
     lines = [f"def {name}({params}){' -> ' + returns if returns else ''}:"]
@@ -352,9 +354,9 @@ def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[s
         lines.append(f"    if _on_gpu({arrays}):  # CuPy arrays: the CUDA specializations")
         lines.append(f"        _cp = _cupy({arrays})")
         lines += _branches(gpu_branches, "        ")
-        lines.append(f"        return _{name}_python({', '.join(names)})")
+        lines.append(f"        return _{name}_python({original})")
     lines += _branches(branches, "    ")
-    lines.append(f"    return _{name}_python({', '.join(names)})")
+    lines.append(f"    return _{name}_python({original})")
     return "\n\n".join(parts) + "\n\n" + "\n".join(lines) + "\n", kernels, missing
 
 

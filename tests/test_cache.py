@@ -46,6 +46,22 @@ def thomas(a, b, c, d):
     return helper(x)
 
 
+import config
+
+
+class Cfg:
+    scale = 2.0
+
+
+def shift(v, k=SCALE + 1.0):
+    return v + k
+
+
+def attrs(x):
+    """Reads a module's attribute, a class's, and a callee's default argument."""
+    return x * config.K + x * Cfg.scale + shift(x)
+
+
 def crop(x, k):
     out = np.zeros(x.shape[0] - k)
     for i in range(k):
@@ -61,7 +77,8 @@ import kernels
 f = ppto.compile(getattr(kernels, sys.argv[1]))
 rng = np.random.default_rng(0)
 args = {"thomas": lambda: [rng.random(40) + 2 for _ in range(4)],
-        "crop": lambda: [rng.random(int(sys.argv[2])), int(sys.argv[3])]}[sys.argv[1]]()
+        "crop": lambda: [rng.random(int(sys.argv[2])), int(sys.argv[3])],
+        "attrs": lambda: [rng.random(10)]}[sys.argv[1]]()
 try:
     out = f(*args)
     result = hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
@@ -92,7 +109,28 @@ def entries(tmp_path) -> list[Path]:
 @pytest.fixture
 def kernels(tmp_path):
     (tmp_path / "kernels.py").write_text(KERNELS)
+    (tmp_path / "config.py").write_text("K = 2.0\n")
     return tmp_path / "kernels.py"
+
+
+def test_attributes_of_modules_and_classes_and_defaults_key_the_entry(tmp_path, kernels):
+    """Found in review: a module's attribute (``config.K``, another file), a class's
+    (``Cfg.scale``) and an inlined callee's default argument were not in the key, so a
+    changed value kept the old program."""
+    first = python(tmp_path, "attrs")
+    assert "loaded" in python(tmp_path, "attrs")["history"][-1]
+    results = {first["result"]}
+    for path, old, new in (
+        (tmp_path / "config.py", "K = 2.0", "K = 5.0"),
+        (kernels, "    scale = 2.0", "    scale = 7.0"),
+        (kernels, "SCALE = 2.0", "SCALE = 4.0"),  # shift's default: SCALE + 1.0
+    ):
+        path.write_text(path.read_text().replace(old, new))
+        changed = python(tmp_path, "attrs")
+        assert "loaded" not in changed["history"][-1], (old, new)
+        assert changed["result"] not in results, (old, new)
+        results.add(changed["result"])
+        assert python(tmp_path, "attrs", PYPTO_CACHE="0")["result"] == changed["result"]
 
 
 def test_a_second_process_runs_what_the_first_compiled(tmp_path, kernels):
@@ -216,7 +254,7 @@ def test_lazy_chains_are_cached(tmp_path, monkeypatch):
         chain = ppto.sin(ppto.reduce_sum(x, axis=1))[:, None] * ppto.exp(ppto.transpose(y, (1, 0)))
         rng = np.random.default_rng(0)
         out = chain.run(x=rng.random((30, 20)), y=rng.random((40, 30)))
-        loaded = any(run is not None for _, run in tracer._LOADED.values())
+        loaded = any(run is not None for run, _ in tracer._STATE.values())
         planned = "pypto.passes.pipeline" in sys.modules
         print(hashlib.sha256(out.tobytes()).hexdigest(), loaded, planned)
     """)
@@ -282,3 +320,25 @@ def test_the_corpus_runs_the_same_from_the_cache(tmp_path):
     assert [k for k in cold if cold[k][0] != warm[k][0]] == []  # the same bytes
     loaded = [k for k in warm if warm[k][1].endswith("loaded from the compile cache")]
     assert len(loaded) == len(warm), sorted(set(warm) - set(loaded))
+
+
+def test_errors_a_program_raises_are_made_again_in_another_process(tmp_path):
+    """A coded error whose class ``execution_error`` made (also a ValueError) is stored as what
+    makes it, so an entry raising it reads back in a process that has not made the class."""
+    import pickle
+
+    from pypto.errors import ExecutionError, execution_error, recipe
+
+    e = execution_error(ValueError("x"), "negative dimensions", hint="h", code="PPT601")
+    (tmp_path / "e.pkl").write_bytes(pickle.dumps(recipe(e)))
+    code = textwrap.dedent(f"""
+        import pickle
+        from pypto.errors import ExecutionError, remake
+        e = remake(pickle.loads(open({str(tmp_path / "e.pkl")!r}, "rb").read()))
+        assert isinstance(e, ValueError) and isinstance(e, ExecutionError), type(e).__mro__
+        print(type(e).__name__, e.message, e.hint, e.code)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [type(e).__name__, "negative", "dimensions", "h", "PPT601"]
+    assert isinstance(e, ExecutionError)

@@ -566,3 +566,28 @@ def test_a_loop_body_that_raises_for_some_sizes_does_not_raise_for_others():
     x, taps = rng.standard_normal(20), rng.standard_normal(3)
     np.testing.assert_allclose(f(x, taps), fir_filter(x, taps), rtol=1e-12)
     assert "sizes break the guards" in f.history[-1]
+
+
+def negative_base_power(x, n):
+    return x * (-2.0) ** n
+
+
+def test_a_negative_literal_base_of_a_power_keeps_its_sign():
+    """Found in review: the host code wrote ``float(-2.0 ** n)``, which is -(2.0 ** n)."""
+    x = np.arange(3.0)
+    for n in (2, 3):
+        same_as_numpy(negative_base_power, x, n)
+
+
+def constant_tuple(x, t):
+    return x + t[0]
+
+
+def test_equal_tuples_of_other_types_are_other_constants():
+    """Found in review: (1,) and (1.0,) compare equal, so the second call reused the first's
+    specialization (int64 where NumPy gives float64)."""
+    f = ppto.compile(constant_tuple)
+    x = np.arange(3)
+    for t in ((1,), (1.0,), (True,)):
+        got, want = f(x, t), constant_tuple(x, t)
+        assert got.dtype == want.dtype and np.array_equal(got, want), t

@@ -695,3 +695,37 @@ def test_a_package_module_with_relative_imports(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2. 2. 2.]"
+
+
+KEYWORD_ONLY = """\
+import numpy as np
+
+
+def f(x, *, s=2.0):
+    return np.sin(x) * s
+
+
+# pypto: export f(f32[n])
+"""
+
+
+def test_keyword_only_parameters_reach_the_original(tmp_path):
+    """Found in review: the dispatcher passed keyword-only parameters positionally to the
+    original (a TypeError for every call it did not compile for)."""
+    (tmp_path / "kw.py").write_text(KEYWORD_ONLY)
+    run = pypto("transpile", "kw.py", "-o", "out", "--target", "numpy", "--strict", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["pypto"] = None
+        import numpy as np, kw
+        print(kw.f(np.zeros(2, np.float64) + 1.0, s=3.0)[0])  # f64: the original runs
+        print(kw.f(np.ones(2, np.float32))[0])  # f32: the compiled program
+    """)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "out")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [
+        str(np.sin(1.0) * 3.0),
+        str(np.float32(np.sin(np.float32(1)) * 2)),
+    ]

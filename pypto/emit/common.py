@@ -161,15 +161,18 @@ def return_code(outputs, names, literal, scalars=()) -> str:
 
 
 def literal_code(lit: Literal, name_of) -> str:
-    """A literal operand as Python source: sizes through ``name_of``, NumPy scalars typed."""
+    """A literal operand as Python source: sizes through ``name_of``, NumPy scalars typed; an
+    operand in any expression (``(-2.0) ** n``: ``-2.0 ** n`` is ``-(2.0 ** n)``)."""
     v = lit.value
     if isinstance(v, Expr) or (isinstance(v, int) and not isinstance(v, bool)):
-        return format_code(v, name_of)
-    if isinstance(v, SymFloat):
-        return symfloat_code(v, name_of)
-    if isinstance(v, np.generic):
-        return f"np.{v.dtype.name}({pyrepr(v.item())})"
-    return pyrepr(v)
+        code = format_code(v, name_of)
+    elif isinstance(v, SymFloat):
+        code = symfloat_code(v, name_of)
+    elif isinstance(v, np.generic):
+        code = f"np.{v.dtype.name}({pyrepr(v.item())})"
+    else:
+        code = pyrepr(v)
+    return f"({code})" if code.startswith("-") else code
 
 
 def source_lines(k: Kernel) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import recipe
 from ..function import Block, Branch, Fail, Function, Loop
 from ..symbolic import SymFloat, as_symbol
 from . import runtime
@@ -224,7 +225,7 @@ def compile_function(fn: Function, plans: dict):
         "source": source,
         "name": fn.name,
         "params": [p.name for p in fn.params],
-        "fails": [(type(e), e.message, e.hint, e.site, e.code) for e in emitter.fails],
+        "fails": [recipe(e) for e in emitter.fails],
         "guards": emitter.namespace.get("_guards", []),
         "consts": emitter.consts,
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import linecache
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, remake
 from . import runtime
 
 _COUNTER = [0]
@@ -26,8 +26,7 @@ def load_program(program: dict, impls: dict | None = None):
     filename = f"<pypto-function-{_COUNTER[0]}-{name}>"
 
     def _raise(k):
-        error, message, hint, site, code = fails[k]
-        raise error(message, hint=hint, site=site, code=code)
+        raise remake(fails[k])
 
     def _guard_failed(k, value, dims=()):
         g, where, var = guards[k]

@@ -210,12 +210,15 @@ class Expressions:
             return self.tensor_attribute(obj, attr, node)
         if isinstance(obj, (types.ModuleType, np.ufunc, np.dtype, type)):
             try:
-                return getattr(obj, attr)
+                value = getattr(obj, attr)
             except AttributeError:
+                value = MISSING
+            if self.reads is not None and isinstance(obj, (types.ModuleType, type)):
+                self.reads.read(obj, attr, value)  # (config.K, Cfg.scale: the cache keys on it)
+            if value is MISSING:
                 name = getattr(obj, "__name__", type(obj).__name__)
-                raise self.unsupported(
-                    node, f"`{name}` has no attribute `{attr}`", code="PPT107"
-                ) from None
+                raise self.unsupported(node, f"`{name}` has no attribute `{attr}`", code="PPT107")
+            return value
         raise self.unsupported(
             node, f"the attribute `.{attr}` of a {type(obj).__name__} value is not supported"
         )
