@@ -112,13 +112,22 @@ def example_args(specs: list[str], rng) -> list:
             bad = [d for d in shape if d < 0]
             if bad:
                 raise SignatureError(f"{kind[3]!r}: an axis of size {bad[0]} for {sizes}")
-            data = np.asarray(rng.standard_normal(shape) * 3)
-            out.append(data.astype(kind[1]) if kind[1].kind != "b" else np.asarray(data > 0))
+            out.append(_values(rng, shape, kind[1]))
         elif kind[0] == "numpy":
-            out.append(kind[1].type(rng.standard_normal() * 3 if kind[1].kind != "b" else True))
+            out.append(_values(rng, (), kind[1])[()])
         else:
             out.append(kind[1])
     return out
+
+
+def _values(rng, shape, dtype: np.dtype) -> np.ndarray:
+    """Random values of ``dtype`` (in range: unsigned ones not negative, integers small)."""
+    data = np.asarray(rng.standard_normal(shape) * 3)
+    if dtype.kind == "b":
+        return np.asarray(data > 0)
+    if dtype.kind in "iu":
+        data = np.asarray(np.rint(np.abs(data) if dtype.kind == "u" else data))
+    return np.asarray(data.astype(dtype))
 
 
 def signature_of(name: str, args) -> str:
