@@ -793,10 +793,6 @@ class _Ctx:
         self.memo = memo
 
 
-def _prelude() -> dict:
-    return runtime.namespace("numpy_helpers")
-
-
 def compile_graph(plan: GraphPlan):
     """The plan as a Python function ``run(values, env) -> outputs`` (loaded from its source;
     ``run.program``: what the compile cache keeps, None when it calls user operators)."""

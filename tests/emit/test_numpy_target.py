@@ -247,9 +247,9 @@ def test_attention_blocks_run_in_parallel_with_one_blas_thread_each(blas_found):
     """Query blocks run on the pool with OpenBLAS on one thread per worker (restored after);
     where the per-thread setting is not found, one block after another. Same values both ways,
     and the BLAS thread count is left as it was."""
-    from pypto.emit.numpy_target import _prelude
+    from pypto.emit import runtime
 
-    prelude = _prelude()
+    prelude = runtime.namespace("numpy_helpers")  # what generated code runs in
     setter = prelude["_blas_threads"]()
     if blas_found and setter is None:
         pytest.fail("numpy's OpenBLAS exposes openblas_set_num_threads_local on this platform")
