@@ -17,7 +17,7 @@ from .emit.host import compile_function
 from .emit.numpy_target import compile_graph
 from .emit.reference import run_plan
 from .errors import InternalError, PyptoError
-from .function import Function, run_function
+from .function import Function, checked, run_function
 from .passes.plan import GraphPlan
 
 
@@ -79,22 +79,7 @@ def _run_on_host(fn: Function, plans: dict):
             raise  # see it fail)
         return by_plans
 
-    def run(arguments, env):
-        try:
-            return generated(arguments, env)
-        except PyptoError:
-            raise
-        except Exception as e:
-            if isinstance(e, ValueError) and "read-only" in str(e):
-                raise  # writing into the caller's read-only array: NumPy's own error
-            # the coded error, with the user's line: the function op by op on the reference
-            # executor (it only reads the arguments, which in-place blocks may have updated)
-            run_function(fn, arguments, env)
-            raise InternalError(
-                f"the generated NumPy code failed where the reference executor did not: "
-                f"{type(e).__name__}: {e}"
-            ) from e
-
+    run = checked(generated, lambda arguments, error: fn)
     run.source, run.module, run.program = generated.source, generated.module, generated.program
     return run
 

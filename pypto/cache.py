@@ -82,7 +82,7 @@ def function_key(fn, fallback: bool, kinds) -> str | None:
     constant argument cannot be told apart by value across processes."""
     from .registry import REGISTRY
 
-    if not _plain_kinds(kinds):
+    if not _plain(kinds):
         return None
     user = sorted(n for n in REGISTRY.names() if REGISTRY[n].kind == "custom")
     parts = (
@@ -117,25 +117,12 @@ def graph_key(graph) -> str | None:
             return None
         parts.append((atom(v), fp))
     for e in graph.eqns:
-        if REGISTRY[e.op].kind == "custom" or not all(_plain_attr(v) for _, v in e.attrs):
+        if REGISTRY[e.op].kind == "custom" or not _plain(tuple(v for _, v in e.attrs)):
             return None
         parts.append((e.op, repr(e.attrs), tuple(atom(a) for a in e.inputs), atom(e.out)))
     parts.append(tuple(atom(a) for a in graph.outputs))
     parts.append(tuple(str(g) for g in graph.guards))
     return "g" + hashlib.sha256(repr(parts).encode()).hexdigest()[:39]
-
-
-def _plain_attr(value) -> bool:
-    """An attribute whose repr names it in any process (no object addresses)."""
-    from .symbolic import Expr
-
-    if isinstance(value, (tuple, list)):
-        return all(_plain_attr(v) for v in value)
-    if isinstance(value, slice):
-        return all(_plain_attr(v) for v in (value.start, value.stop, value.step))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return all(_plain_attr(getattr(value, f.name)) for f in dataclasses.fields(value))
-    return _plain(value) or isinstance(value, (Expr, np.generic, np.ufunc)) or value is Ellipsis
 
 
 def fingerprint(value):
@@ -180,20 +167,24 @@ def fingerprint(value):
     return None
 
 
-def _plain_kinds(value) -> bool:
-    """Argument kinds (tuples of names, dtypes, Python types and constants) that their repr
-    names in any process."""
-    if isinstance(value, tuple):
-        return all(_plain_kinds(v) for v in value)
-    return _plain(value) or (isinstance(value, type) and value.__module__ == "builtins")
-
-
 def _plain(value) -> bool:
-    """A value its repr names in any process (classes are not: their attributes change)."""
-    if isinstance(value, tuple):
+    """A value its repr names in any process: numbers, strings, dtypes, Python's types, sizes,
+    NumPy scalars and ufuncs, slices, and tuples, lists and dataclasses of these (not classes,
+    whose attributes change, nor arrays, whose repr leaves elements out)."""
+    from .symbolic import Expr
+
+    if isinstance(value, (tuple, list)):
         return all(_plain(v) for v in value)
-    return type(value) in (bool, int, float, complex, str, bytes, type(None)) or (
-        isinstance(value, np.dtype)
+    if isinstance(value, slice):
+        return _plain((value.start, value.stop, value.step))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(_plain(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, type):
+        return value.__module__ == "builtins"
+    return (
+        type(value) in (bool, int, float, complex, str, bytes, type(None))
+        or isinstance(value, (np.dtype, Expr, np.generic, np.ufunc))
+        or value is Ellipsis
     )
 
 

@@ -48,7 +48,7 @@ class CompiledFunction:
         self._fn = fn
         self._fallback = fallback
         self._persist = cache  # the compile cache across processes (pypto/cache.py)
-        self._reads: dict = {}  # id(Function) -> the names its trace read (the cache's record)
+        self._unstored: dict = {}  # id(Function) -> (its cache key, what its trace read)
         self._specs: dict = {}  # per specialization key: each argument's description
         self._signature = inspect.signature(fn)
         self._source = None
@@ -125,10 +125,8 @@ class CompiledFunction:
 
     def _store(self, fn_ir, runner) -> None:
         """Keep a new specialization for later processes (when it can be recognized there)."""
-        record = self._reads.pop(id(fn_ir), None)
+        ckey, record = self._unstored.pop(id(fn_ir), (None, None))
         program = getattr(runner, "program", None)
-        key = next((k for k, fs in self._cache.items() if any(f is fn_ir for f in fs)), None)
-        ckey = self._cache_key(key) if key is not None else None
         if record is None or program is None or ckey is None:
             return
         from . import cache
@@ -199,7 +197,7 @@ class CompiledFunction:
             self._source = function_source(self._fn)
             traced = trace_function(self._source, specs, env, reads)
             fn_ir = verify_function(prune_host_outputs(traced))
-            self._reads[id(fn_ir)] = reads.record()
+            self._unstored[id(fn_ir)] = (self._cache_key(key), reads.record())
         except PyptoError as e:
             if not self._fallback:
                 raise
@@ -261,31 +259,17 @@ class _Stored:
         self.name = entry["name"]
 
     def runner(self, compiled: CompiledFunction):
+        from . import cache
         from .emit.program import load_program
+        from .function import checked
 
         host = load_program(self.entry["program"])
 
-        def run(arguments, env):
-            try:
-                return host(arguments, env)
-            except PyptoError:
-                raise
-            except Exception as e:
-                if isinstance(e, ValueError) and "read-only" in str(e):
-                    raise
-                from . import cache
-                from .errors import InternalError
-                from .function import run_function
+        def reference(arguments, error):  # compiled here, to say why
+            real = compiled._diagnosis(arguments, error)
+            return None if real is _FALLBACK else real
 
-                real = compiled._diagnosis(arguments, e)
-                if real is not _FALLBACK:
-                    run_function(real, arguments, env)  # the coded error NumPy's code raises
-                cache.discard(self.entry)  # it failed where NumPy's code does not: not again
-                raise InternalError(
-                    "the generated NumPy code (from the compile cache) failed where the "
-                    f"reference executor did not: {type(e).__name__}: {e}"
-                ) from e
-
+        run = checked(host, reference, lambda: cache.discard(self.entry))
         run.source = host.source
         return run
 

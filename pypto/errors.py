@@ -91,6 +91,12 @@ class UnsupportedError(PyptoError, NotImplementedError):
     code = "PPT101"
 
 
+class TranspileError(PyptoError):
+    """``pypto transpile`` cannot do what it is asked (a bad signature, a file that fails)."""
+
+    code = "PPT120"
+
+
 class ExecutionError(PyptoError, RuntimeError):
     code = "PPT601"
 

@@ -34,7 +34,7 @@ import re
 
 import numpy as np
 
-from .errors import PyptoError
+from .errors import TranspileError
 
 DTYPES = {
     "f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16",
@@ -47,8 +47,8 @@ _NAMES = ("n", "m", "k", "p", "q", "r", "s", "t")  # signature_of's size names, 
 _PYTHON = {"float": 0.5, "int": 3, "complex": 0.5 + 1j}
 
 
-class SignatureError(PyptoError):
-    code = "PPT120"
+class SignatureError(TranspileError):
+    """A signature that is not one (PPT120)."""
 
 
 def parse_signature(text: str) -> tuple[str, list[str]]:

@@ -48,11 +48,10 @@ from . import __version__
 from .compile import CompiledFunction
 from .compile import compile as ppto_compile
 from .emit.host import FunctionEmitter
-from .errors import PyptoError, UnsupportedError
+from .errors import PyptoError, TranspileError, UnsupportedError
 from .generated import GENERATED, RUNTIME, output_digest, runtime_text
 from .passes.pipeline import plan_function
 from .signatures import (
-    SignatureError,
     example_args,
     expand,
     kind_check,
@@ -72,9 +71,6 @@ class Transpiled:
     carried: list[tuple[str, str]] = field(default_factory=list)  # (function, why not)
     kernels: int = 0  # kernels emitted, all specializations together
     runtime: bool = False  # whether the module imports the vendored runtime
-
-
-TranspileError = SignatureError  # PPT120
 
 
 def transpile_file(

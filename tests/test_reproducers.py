@@ -542,20 +542,12 @@ def test_a_block_inside_one_piece_of_a_promoting_concatenation_is_promoted(monke
     same_as_numpy(negated_promoting_concatenation, x0)
 
 
-def fir_filter(x, taps):
-    """Valid-mode FIR filter (from the transpile coverage corpus, tests/transpile_corpus)."""
-    K = taps.shape[0]
-    n_out = x.shape[0] - K + 1
-    y = np.zeros(n_out, dtype=x.dtype)
-    for k in range(K):
-        y += taps[k] * x[K - 1 - k : K - 1 - k + n_out]
-    return y
-
-
 def test_a_loop_body_that_raises_for_some_sizes_does_not_raise_for_others():
     """The first call's sizes make the loop body raise (as NumPy does); a later call whose
     sizes are valid compiled the body as a raise and reused it (a ShapeError where NumPy
     gives the answer): the guards the failing trace relied on were dropped."""
+    from transpile_corpus.signals import fir_filter  # (tests/ is on sys.path: rootdir)
+
     f = ppto.compile(fir_filter)
     rng = np.random.default_rng(0)
     short, taps = rng.standard_normal(5), rng.standard_normal(7)

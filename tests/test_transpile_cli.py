@@ -107,37 +107,12 @@ except ImportError:
     pass
 else:
     raise SystemExit("pypto is importable")
-sys.path[:0] = [OUT, ROOT]
+sys.path[:0] = [OUT, ROOT, ROOT + "/tests"]
 import numpy as np
+from compare import differences
 
 RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 failures, calls = [], 0
-
-
-def kind(v):
-    if isinstance(v, np.ndarray):
-        return "ndarray"
-    return "NumPy scalar" if isinstance(v, np.generic) else type(v).__name__
-
-
-def compare(got, want, rtol, what):
-    if isinstance(want, tuple):
-        if not isinstance(got, tuple) or len(got) != len(want):
-            return [f"{what}: {kind(got)} where the original returns a {len(want)}-tuple"]
-        pairs = enumerate(zip(got, want))
-        return [m for i, (g, w) in pairs for m in compare(g, w, rtol, f"{what}[{i}]")]
-    if kind(got) != kind(want):
-        return [f"{what}: a {kind(got)} where the original returns a {kind(want)}"]
-    if want is None:
-        return []
-    g, w = np.asarray(got), np.asarray(want)
-    if (g.dtype, g.shape) != (w.dtype, w.shape):
-        return [f"{what}: {g.dtype}{g.shape} where the original gives {w.dtype}{w.shape}"]
-    if w.dtype.kind in "fc":
-        same = np.allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
-    else:
-        same = np.array_equal(g, w)
-    return [] if same else [f"{what}: values differ beyond rtol {rtol}"]
 
 
 for name in sys.argv[3:]:
@@ -168,10 +143,10 @@ for name in sys.argv[3:]:
                     continue
                 calls += 1
                 rtol = RTOL[np.dtype(dtype)]
-                failures += compare(got, want, rtol, what)
+                failures += differences(got, want, rtol, what)
                 for i, (g, w) in enumerate(zip(mine, theirs)):
                     if isinstance(w, np.ndarray):  # what it writes in place
-                        failures += compare(g, w, rtol, f"{what}, argument {i} afterwards")
+                        failures += differences(g, w, rtol, f"{what}, argument {i} afterwards")
 print(json.dumps({"calls": calls, "failures": failures}))
 """
 

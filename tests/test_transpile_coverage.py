@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "transpile_corpus"
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
+from compare import differences  # noqa: E402
 from transpile_corpus import MODULES  # noqa: E402
 
 PYPTO = shutil.which("pypto", path=str(Path(sys.executable).parent))
@@ -125,33 +126,6 @@ def call(key: str, dtype: str) -> Call:
         result.failed = traceback.format_exc()
     result.got_args = mine
     return result
-
-
-def kind(value) -> str:
-    if isinstance(value, np.ndarray):
-        return "ndarray"
-    return "NumPy scalar" if isinstance(value, np.generic) else type(value).__name__
-
-
-def differences(got, want, rtol: float, what: str) -> list[str]:
-    """How ``got`` differs from NumPy's ``want`` (empty: equal within rtol)."""
-    if isinstance(want, tuple):
-        if not isinstance(got, tuple) or len(got) != len(want):
-            return [f"{what}: a {kind(got)} where NumPy gives a {len(want)}-tuple"]
-        pairs = enumerate(zip(got, want))
-        return [m for i, (g, w) in pairs for m in differences(g, w, rtol, f"{what}[{i}]")]
-    if kind(got) != kind(want):
-        return [f"{what}: a {kind(got)} where NumPy gives a {kind(want)}"]
-    if want is None:
-        return []
-    g, w = np.asarray(got), np.asarray(want)
-    if (g.dtype, g.shape) != (w.dtype, w.shape):
-        return [f"{what}: {g.dtype}{g.shape} where NumPy gives {w.dtype}{w.shape}"]
-    try:
-        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
-    except AssertionError as e:
-        return [f"{what}: {str(e).strip()}"]
-    return []
 
 
 def mismatches(got, got_args, c: Call, who: str) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 
 import numpy as np
 
@@ -35,8 +36,6 @@ def bound_symbols(graph) -> dict:
 def read_bindings(bindings: list[str], code: str) -> list[str]:
     """The lines ``NAME = ...`` of ``bindings`` whose NAME ``code`` names (sizes an input's
     shape gives that no statement reads are not bound: linters flag unused locals)."""
-    import re
-
     return [b for b in bindings if re.search(rf"\b{b.split('=')[0].strip()}\b", code)]
 
 

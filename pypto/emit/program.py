@@ -22,8 +22,6 @@ def load_program(program: dict, impls: dict | None = None):
     ``_guard_failed``), ``impls`` the user operators' implementations by table."""
     source, name = program["source"], program["name"]
     fails, guards = program["fails"], program["guards"]
-    _COUNTER[0] += 1
-    filename = f"<pypto-function-{_COUNTER[0]}-{name}>"
 
     def _raise(k):
         raise remake(fails[k])
@@ -40,9 +38,7 @@ def load_program(program: dict, impls: dict | None = None):
             "sign (write A[i - 1] only where i >= 1)",
         )
 
-    namespace = dict(runtime.namespace("numpy_helpers"))
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
+    namespace = _run(source, f"function-{{}}-{name}", {})
     # the module's own definitions stand alone; here PyPTO's coded errors and the user
     # operators' implementations take their place
     namespace.update(_raise=_raise, _guard_failed=_guard_failed, _results=program["consts"])
@@ -66,15 +62,21 @@ def load_program(program: dict, impls: dict | None = None):
 
 def load_graph(program: dict):
     """``run(values, env) -> outputs`` for a graph's generated function ``graph``."""
-    _COUNTER[0] += 1
-    filename = f"<pypto-numpy-{_COUNTER[0]}>"
-    namespace = dict(runtime.namespace("numpy_helpers"), **program["names"])
-    source = program["source"]
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
+    namespace = _run(program["source"], "numpy-{}", program["names"])
     fn, free = namespace["graph"], program["free"]
 
     def run(values, env):
         return list(fn(*values, **{name: env[symbol] for name, symbol in free}))
 
     return run
+
+
+def _run(source: str, name: str, names: dict) -> dict:
+    """``source`` run in a copy of the NumPy runtime's namespace with ``names``; its lines
+    registered (as ``<pypto-NAME>``, ``{}`` numbered) so tracebacks show them."""
+    _COUNTER[0] += 1
+    filename = f"<pypto-{name.format(_COUNTER[0])}>"
+    namespace = dict(runtime.namespace("numpy_helpers"), **names)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
