@@ -170,6 +170,26 @@ for _ in range(5):
 print(json.dumps({{"first": first, "steady": min(steady)}}))
 """
 
+# The design document's chain, its first run in a fresh interpreter (the same JSON).
+CHAIN = """
+import json, time
+import numpy as np
+import pypto as ppto
+x, y = ppto.tensor("x"), ppto.tensor("y")
+chain = ppto.sin(ppto.reduce_sum(x, axis=1))[:, None] * ppto.exp(ppto.transpose(y, (1, 0)))
+rng = np.random.default_rng(0)
+dx, dy = rng.random((300, 200)), rng.random((400, 300))
+start = time.perf_counter()
+chain.run(x=dx, y=dy)
+first = time.perf_counter() - start
+steady = []
+for _ in range(5):
+    start = time.perf_counter()
+    chain.run(x=dx, y=dy)
+    steady.append(time.perf_counter() - start)
+print(json.dumps({"first": first, "steady": min(steady)}))
+"""
+
 IMPORT = "import time; t = time.perf_counter(); import {0}; print(time.perf_counter() - t)"
 
 
@@ -259,6 +279,16 @@ def fresh_processes(imports: int, calls: int) -> None:
             steady.append(hit["steady"])
         finally:
             shutil.rmtree(directory, ignore_errors=True)
+    chain_cold, chain_warm = [], []
+    for _ in range(calls):
+        directory = tempfile.mkdtemp(prefix="pypto-bench-cache-")
+        try:
+            chain_cold.append(json.loads(_python(CHAIN, _env(PYPTO_CACHE_DIR=directory)))["first"])
+            chain_warm.append(json.loads(_python(CHAIN, _env(PYPTO_CACHE_DIR=directory)))["first"])
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    rows.append(("the design document's chain: first run, cold cache", chain_cold))
+    rows.append(("the design document's chain: first run, warm cache", chain_warm))
     label = f"{name} ({statements(FIRST_CALL_FN)} statements)"
     rows.append((f"{label}: first call, PYPTO_CACHE=0", off))
     rows.append((f"{label}: first call, cold cache", cold))

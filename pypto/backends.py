@@ -15,9 +15,10 @@ from .bindings import device_module
 from .emit.cuda_target import compile_graph_cuda
 from .emit.host import compile_function
 from .emit.numpy_target import compile_graph
+from .emit.program import checked
 from .emit.reference import run_plan
 from .errors import InternalError, PyptoError
-from .function import Function, checked, run_function
+from .function import Function, run_function
 from .passes.plan import GraphPlan
 
 

@@ -260,8 +260,7 @@ class _Stored:
 
     def runner(self, compiled: CompiledFunction):
         from . import cache
-        from .emit.program import load_program
-        from .function import checked
+        from .emit.program import checked, load_program
 
         host = load_program(self.entry["program"])
 

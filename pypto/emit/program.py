@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import linecache
 
-from ..errors import ExecutionError, remake
+from ..errors import ExecutionError, InternalError, PyptoError, remake
 from . import runtime
 
 _COUNTER = [0]
@@ -67,6 +67,38 @@ def load_graph(program: dict):
 
     def run(values, env):
         return list(fn(*values, **{name: env[symbol] for name, symbol in free}))
+
+    return run
+
+
+def checked(generated, reference, discard=None):
+    """``run(arguments, env)`` of a function's generated code: should it fail with anything but
+    a coded error (or NumPy's own read-only error), the Function IR ``reference(arguments,
+    error)`` gives
+    runs on the reference executor, which raises the coded error NumPy's statements raise
+    there (with the user's line); where it does not, ``discard()`` (the program is wrong) and
+    an InternalError. The reference only reads the arguments, which in-place blocks may have
+    updated."""
+
+    def run(arguments, env):
+        try:
+            return generated(arguments, env)
+        except PyptoError:
+            raise
+        except Exception as e:
+            if isinstance(e, ValueError) and "read-only" in str(e):
+                raise  # writing into the caller's read-only array: NumPy's own error
+            fn = reference(arguments, e)
+            if fn is not None:
+                from ..function import run_function  # (a cache hit runs without it)
+
+                run_function(fn, arguments, env)
+            if discard is not None:
+                discard()
+            raise InternalError(
+                "the generated NumPy code failed where the reference executor did not: "
+                f"{type(e).__name__}: {e}"
+            ) from e
 
     return run
 
