@@ -46,12 +46,12 @@ def run_graph(plan: GraphPlan, values: list, env: dict) -> list:
         return _diagnose(plan, values, env, e)
 
 
-def run_compiled(fn: Function, plans: dict):
+def run_compiled(fn: Function, plans: dict, original=None):
     """``run(arguments, env) -> result`` for a compiled function: its host program and blocks
     as generated code (emit/host.py), or with PYPTO_BACKEND=reference the Function IR's
     interpreter running each block's Plan kernel by kernel. With GPU arrays among the
     arguments, the interpreter runs each block on the CUDA target."""
-    host = _run_on_host(fn, plans)
+    host = _run_on_host(fn, plans, original)
 
     def run(arguments, env):
         cp = device_module(arguments.values())
@@ -67,14 +67,14 @@ def run_compiled(fn: Function, plans: dict):
     return run
 
 
-def _run_on_host(fn: Function, plans: dict):
+def _run_on_host(fn: Function, plans: dict, original=None):
     def by_plans(arguments, env):
         return run_function(fn, arguments, env, lambda b, v, e: run_graph(plans[id(b)], v, e))
 
     if backend() == "reference":
         return by_plans
     try:
-        generated = compile_function(fn, plans)
+        generated = compile_function(fn, plans, original)
     except Exception:  # a renderer bug must not stop the user: run the Plans instead (the
         if os.environ.get("PYPTO_STRICT_EMIT") == "1":  # tests set PYPTO_STRICT_EMIT=1 and
             raise  # see it fail)

@@ -91,7 +91,7 @@ class CompiledFunction:
             from .backends import run_compiled
             from .passes.pipeline import plan_function
 
-            runner = self._runners[id(fn_ir)] = run_compiled(fn_ir, plan_function(fn_ir))
+            runner = self._runners[id(fn_ir)] = run_compiled(fn_ir, plan_function(fn_ir), self._fn)
             self._store(fn_ir, runner)
         return runner
 
@@ -189,6 +189,7 @@ class CompiledFunction:
         from .parse.frontend import trace_function
         from .parse.source import function_source
         from .passes.host import prune_host_outputs
+        from .passes.loops import vectorize_loops
 
         reason = reason or self._reason(key, env, specs)
         reads = cache.Reads(self._fn)
@@ -196,7 +197,7 @@ class CompiledFunction:
             # the globals as they are now: what a specialization from the cache checks too
             self._source = function_source(self._fn)
             traced = trace_function(self._source, specs, env, reads)
-            fn_ir = verify_function(prune_host_outputs(traced))
+            fn_ir = verify_function(vectorize_loops(prune_host_outputs(traced)))
             self._unstored[id(fn_ir)] = (self._cache_key(key), reads.record())
         except PyptoError as e:
             if not self._fallback:
@@ -262,7 +263,7 @@ class _Stored:
         from . import cache
         from .emit.program import checked, load_program
 
-        host = load_program(self.entry["program"])
+        host = load_program(self.entry["program"], original=compiled._fn)
 
         def reference(arguments, error):  # compiled here, to say why
             real = compiled._diagnosis(arguments, error)

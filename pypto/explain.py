@@ -152,6 +152,7 @@ def explain(target, *args, **kwargs) -> Explanation:
     from .api import Tensor
     from .compile import CompiledFunction, _specialize
     from .compile import compile as ppto_compile
+    from .passes.cost import original_cheaper
     from .passes.pipeline import plan_function, plan_graph
 
     if isinstance(target, (Tensor, list, tuple)) and not callable(target):
@@ -168,7 +169,16 @@ def explain(target, *args, **kwargs) -> Explanation:
     plans = plan_function(fn_ir)
     where = []
     _blocks(fn_ir.body, "", where)
-    return Explanation(f"{fn_ir.name}", str(fn_ir), [(w, plans[id(b)]) for w, b in where], env)
+    text = str(fn_ir)
+    cheaper = original_cheaper(fn_ir, plans)
+    if cheaper:
+        holds = all(g.holds(env) for g in cheaper)
+        text += (
+            "\n  the original statements run instead where they cost less (passes/cost.py): "
+            + ", ".join(str(g) for g in cheaper)
+            + f"\n  (for these arguments: {'the original' if holds else 'the Plan'})"
+        )
+    return Explanation(f"{fn_ir.name}", text, [(w, plans[id(b)]) for w, b in where], env)
 
 
 def _blocks(steps, context, out):
@@ -179,6 +189,8 @@ def _blocks(steps, context, out):
             outs = ", ".join(h.name for h in step.outputs) or "_"
             out.append((f"block {len(out)}{context}: {outs}", step))
         elif isinstance(step, Loop):
+            if step.vector is not None:
+                out.append((f"block {len(out)}{context}: the loop over {step.var}", step.vector))
             _blocks(step.body, f"{context} in loop over {step.var}", out)
         elif isinstance(step, Branch):
             _blocks(step.then, f"{context} if {step.cond.name}", out)

@@ -59,6 +59,11 @@ class Loop:
     step: int
     body: tuple
     guards: tuple[Guard, ...] = ()  # they mention the loop symbol: checked at each iteration
+    # passes/loops.py: the whole loop as one block of array operations over a new axis, run
+    # instead of the iterations when ``when`` holds (its sizes and bounds at both ends)
+    vector: Block | None = None
+    when: tuple[Guard, ...] = ()
+    decision: str = ""  # how the loop runs, and why (explain)
 
     def facts(self) -> list[Guard]:
         """What the range guarantees inside the body."""
@@ -151,7 +156,14 @@ def _format_steps(steps, lines, indent):
             lines.append(f"{indent}raise {type(step.error).__name__}({message!r})")
         elif isinstance(step, Loop):
             rng = f"{format_dim(step.start)}, {format_dim(step.stop)}, {step.step}"
-            lines.append(f"{indent}for {step.var} in range({rng}):")
+            if step.vector is not None:
+                when = " and ".join(str(g) for g in step.when) or "True"
+                lines.append(f"{indent}if {when}:  # the loop over {step.var}: {step.decision}")
+                _format_steps((step.vector,), lines, indent + "    ")
+                lines.append(f"{indent}else:")
+                indent += "    "
+            note = f"  # {step.decision}" if step.decision and step.vector is None else ""
+            lines.append(f"{indent}for {step.var} in range({rng}):{note}")
             if step.guards:
                 lines.append(f"{indent}    # assumes {', '.join(str(g) for g in step.guards)}")
             _format_steps(step.body, lines, indent + "    ")
@@ -205,6 +217,8 @@ def _verify_steps(steps, facts):
             continue
         elif isinstance(step, Loop):
             _verify_steps(step.body, [*facts, *step.facts(), *step.guards])
+            if step.vector is not None:
+                _verify_steps((step.vector,), [*facts, *step.when])
         else:
             _verify_steps(step.then, [*facts, *step.facts("then"), *step.then_guards])
             _verify_steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards])
@@ -259,6 +273,9 @@ def _run_steps(steps, host, env, run_block):
             e = step.error
             raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
         elif isinstance(step, Loop):
+            if step.vector is not None and all(g.holds(env) for g in step.when):
+                _run_steps((step.vector,), host, env, run_block)
+                continue
             start, stop = evaluate(step.start, env), evaluate(step.stop, env)
             for i in range(start, stop, step.step):
                 env[step.var] = i

@@ -337,6 +337,42 @@ def free_symbols(d: Dim) -> frozenset[str]:
     return frozenset(out)
 
 
+def affine(d: Dim, name: str) -> tuple[int, Dim] | None:
+    """``(a, b)`` with ``d == a * name + b`` and ``b`` free of ``name``; None when ``d`` is not
+    affine in the symbol (a product with it, or it inside ``//``, ``%``, ``max``, ``min``)."""
+    if isinstance(d, int) or name not in free_symbols(d):
+        return 0, d
+    a, rest = 0, {}
+    for mono, c in d.terms:
+        if any(atom.kind == _SYM and atom.name == name for atom in mono):
+            if len(mono) != 1:
+                return None
+            a += c
+        elif any(name in free_symbols(x) for atom in mono for x in atom.args):
+            return None
+        else:
+            rest[mono] = c
+    return a, Expr._make(rest)
+
+
+def substitute(d: Dim, name: str, value: Dim) -> Dim:
+    """``d`` with the symbol ``name`` replaced by ``value`` (inside opaque atoms too)."""
+    if isinstance(d, int) or name not in free_symbols(d):
+        return d
+    total: Dim = 0
+    for mono, c in d.terms:
+        term: Dim = c
+        for atom in mono:
+            if atom.kind == _SYM:
+                x = value if atom.name == name else Expr((((atom,), 1),))
+            else:
+                a, b = (substitute(arg, name, value) for arg in atom.args)
+                x = {_FLOORDIV: floordiv, _MOD: mod, _MAX: smax, _MIN: smin}[atom.kind](a, b)
+            term = mul(term, x)
+        total = add(total, term)
+    return total
+
+
 def as_symbol(d: Dim) -> str | None:
     """The symbol's name when d is exactly one symbol, else None."""
     if isinstance(d, Expr) and len(d.terms) == 1:

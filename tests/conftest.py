@@ -36,6 +36,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # (PYPTO_BACKEND=reference runs the plans kernel by kernel instead, their memory checked:
 # temporaries live in the memory the plan assigns and freed memory is overwritten).
 os.environ.setdefault("PYPTO_CHUNK_BUDGET", "256")
+# the generated programs, also where the original would cost less (tests/loops test that choice)
+os.environ.setdefault("PYPTO_ORIGINAL", "never")
 os.environ.setdefault("PYPTO_STRICT_EMIT", "1")  # a code generator failure fails the test
 os.environ.setdefault("PYPTO_CHECK_PLAN", "1")
 # The compile cache (pypto/cache.py) is on, in a directory of this run's own: a function that

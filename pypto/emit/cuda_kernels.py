@@ -885,11 +885,11 @@ class KernelWriter:
         if self.kind in ("reduction", "rowwise"):
             rows = ge.count([k.domain[a] for a in range(len(k.domain)) if a not in k.reduced])
             if getattr(self, "block_mode", False):
-                return f"max(1, min({rows}, 65535))", str(BLOCK), "0"
-            return f"_grid({rows})", str(BLOCK), "0"
+                return f"max(1, min({bare(rows)}, 65535))", str(BLOCK), "0"
+            return f"_grid({bare(rows)})", str(BLOCK), "0"
         if self.kind == "scan":
             lines = ge.count([d for a, d in enumerate(k.domain) if a != k.scan_axis])
-            return f"_grid({lines})", str(BLOCK), "0"
+            return f"_grid({bare(lines)})", str(BLOCK), "0"
         stores = {id(s.out): s for s in k.stores}
         sizes = [ge.count(ge.plan_domain_of(k, v, stores)) for v in self.outputs]
         return f"_grid(max({', '.join(sizes)}, 0))", str(BLOCK), "0"

@@ -68,6 +68,15 @@ class FunctionEmitter:
         for p in fn.params:
             if p.host is not None:
                 sizes.append(f"    {self.host(p.host)} = {p.name}")
+        if not self.cuda:
+            from ..passes.cost import original_cheaper
+
+            cheaper = original_cheaper(fn, self.plans)
+            if cheaper:  # NumPy's own statements cost less at these sizes (passes/cost.py)
+                test = " and ".join(guard_test(g) for g in cheaper)
+                call = ", ".join(f"{n}={n}" for n in params)
+                self._add(1, f"if _ORIGINAL[0] and {test}:  # the original costs less here")
+                self._add(2, f"return {self.p}_original({call})")
         self._steps(fn.body, 1)
         out += self.lines
         self.lines = []
@@ -137,10 +146,17 @@ class FunctionEmitter:
                     self._writebacks(depth)
                 self._add(depth, f"{self.p}_raise({len(self.fails) - 1})")
             elif isinstance(step, Loop):
+                at = depth
+                if step.vector is not None:  # the loop as array operations, when they apply
+                    test = " and ".join(guard_test(g) for g in step.when) or "True"
+                    self._add(depth, f"if {test}:  # the loop over {step.var}: {step.decision}")
+                    self._block(step.vector, depth + 1)
+                    self._add(depth, "else:")
+                    at = depth + 1
                 rng = ", ".join(dim_code(d) for d in (step.start, step.stop))
-                self._add(depth, f"for {ident(step.var)} in range({rng}, {step.step}):")
-                self._guards(step.guards, depth + 1, f"at {step.var} = {{}} the loop", step.var)
-                self._steps(step.body, depth + 1)
+                self._add(at, f"for {ident(step.var)} in range({rng}, {step.step}):")
+                self._guards(step.guards, at + 1, f"at {step.var} = {{}} the loop", step.var)
+                self._steps(step.body, at + 1)
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")
                 self._guards(step.then_guards, depth + 1, "this branch")
@@ -152,8 +168,7 @@ class FunctionEmitter:
 
     def _guards(self, guards, depth, where, var=None):
         for g in guards:
-            expr = dim_code(g.expr)
-            test = {"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel]
+            test = guard_test(g)
             self.namespace.setdefault("_guards", []).append((g, where, var))
             index = len(self.namespace["_guards"]) - 1
             value = ident(var) if var else "None"
@@ -207,6 +222,12 @@ class FunctionEmitter:
         return f"{self.p}_results[{len(self.consts) - 1}]"
 
 
+def guard_test(g) -> str:
+    """A size guard as a Python condition."""
+    expr = dim_code(g.expr)
+    return {"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel]
+
+
 def _literal(value) -> bool:
     """Whether ``value`` can be written into the module as source."""
     if isinstance(value, (np.ndarray, np.generic)) or value is None:
@@ -216,7 +237,7 @@ def _literal(value) -> bool:
     return type(value) in (bool, int, float, complex, str)
 
 
-def compile_function(fn: Function, plans: dict):
+def compile_function(fn: Function, plans: dict, original=None):
     """``run(arguments, env) -> result`` for a compiled function, from generated source
     (``run.program``: what the compile cache stores; None when it calls user operators)."""
     emitter = FunctionEmitter(fn, plans)
@@ -230,7 +251,7 @@ def compile_function(fn: Function, plans: dict):
         "consts": emitter.consts,
     }
     impls = {k: v for k, v in emitter.namespace.items() if k.startswith("_impl")}
-    run = load_program(program, impls)
+    run = load_program(program, impls, original)
     run.program = None if any(impls.values()) else program
     run.module = runtime.vendored(cuda=False, standalone=True) + "\n\n" + source  # on its own
     return run

@@ -16,10 +16,11 @@ from . import runtime
 _COUNTER = [0]
 
 
-def load_program(program: dict, impls: dict | None = None):
+def load_program(program: dict, impls: dict | None = None, original=None):
     """``run(arguments, env) -> result`` for ``program``: its source run in a copy of the NumPy
     runtime's namespace, PyPTO's coded errors in place of the module's own (``_raise``,
-    ``_guard_failed``), ``impls`` the user operators' implementations by table."""
+    ``_guard_failed``), ``impls`` the user operators' implementations by table, ``original``
+    the user's function (run where it costs less than the program, passes/cost.py)."""
     source, name = program["source"], program["name"]
     fails, guards = program["fails"], program["guards"]
 
@@ -42,6 +43,7 @@ def load_program(program: dict, impls: dict | None = None):
     # the module's own definitions stand alone; here PyPTO's coded errors and the user
     # operators' implementations take their place
     namespace.update(_raise=_raise, _guard_failed=_guard_failed, _results=program["consts"])
+    namespace["_original"] = original if original is not None else _no_original
     for key, value in (impls or {}).items():
         namespace[key].update(value)
     host = namespace[name]
@@ -58,6 +60,10 @@ def load_program(program: dict, impls: dict | None = None):
 
     run.source = source
     return run
+
+
+def _no_original(**arguments):
+    raise InternalError("the generated program asked for the original function, not given")
 
 
 def load_graph(program: dict):

@@ -54,6 +54,8 @@ def _step(step, live: set[int]):
             if grown == end:
                 break
             end = grown
+        if step.vector is not None:
+            start = start | {id(h) for h in step.vector.inputs}
         return replace(step, body=body), live | start
     then, live_then = _steps(step.then, live)
     orelse, live_else = _steps(step.orelse, live)

@@ -100,6 +100,8 @@ def _collect(steps, out):
             out.append(step)
         elif isinstance(step, Loop):
             _collect(step.body, out)
+            if step.vector is not None:
+                out.append(step.vector)
         elif isinstance(step, Branch):
             _collect(step.then, out)
             _collect(step.orelse, out)
@@ -124,6 +126,8 @@ def _plan_steps(steps, facts, plans, donate=False):
             continue
         elif isinstance(step, Loop):
             _plan_steps(step.body, [*facts, *step.facts(), *step.guards], plans, donate)
+            if step.vector is not None:
+                _plan_steps((step.vector,), [*facts, *step.when], plans, donate)
         elif isinstance(step, Branch):
             _plan_steps(step.then, [*facts, *step.facts("then"), *step.then_guards], plans, donate)
             _plan_steps(

@@ -184,6 +184,9 @@ class _Lease:
 
 
 _FREE = {}  # bytes -> memory no array uses, kept for the next buffer of that size
+# PYPTO_ORIGINAL=never: always the generated program (tests); else the original function runs
+# where it costs less (passes/cost.py)
+_ORIGINAL = [os.environ.get("PYPTO_ORIGINAL", "cheaper") != "never"]
 _HELD = [0, int(os.environ.get("PYPTO_POOL_BYTES", str(1 << 30)))]  # bytes kept, the most kept
 _FREE_LOCK = threading.Lock()
 
