@@ -1,4 +1,4 @@
-"""Loop kernels written the way a scientist writes NumPy with explicit Python loops (PolyBench style).
+"""Loop kernels written the way a scientist writes NumPy, with explicit Python loops (PolyBench).
 
 Each kernel is a plain function of float64 arrays (and ints / floats) that uses only basic
 indexing and slicing, arithmetic, ufuncs such as np.sqrt / np.exp / np.minimum, np.sum, ``@``
@@ -120,14 +120,14 @@ def gramschmidt(A, R, Q):
 
 # -- stencils -------------------------------------------------------------------------------------
 def jacobi_1d(T, A, B):
-    for t in range(T):
+    for _t in range(T):
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
         A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
     return A, B
 
 
 def jacobi_2d(T, A, B):
-    for t in range(T):
+    for _t in range(T):
         B[1:-1, 1:-1] = 0.2 * (
             A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1]
         )
@@ -140,7 +140,7 @@ def jacobi_2d(T, A, B):
 def seidel_2d(T, A):
     """Gauss-Seidel 9-point sweeps: a row's vector part, then the in-row recurrence."""
     n = A.shape[0]
-    for t in range(T):
+    for _t in range(T):
         for i in range(1, n - 1):
             A[i, 1:-1] += (
                 A[i - 1, :-2]
@@ -173,7 +173,7 @@ def adi(T, u, v, p, q):
     d = -mul2 / 2.0
     e = 1.0 + mul2
     f = d
-    for t in range(T):
+    for _t in range(T):
         v[0, 1 : n - 1] = 1.0
         p[1 : n - 1, 0] = 0.0
         q[1 : n - 1, 0] = v[0, 1 : n - 1]
@@ -222,7 +222,9 @@ def deriche(alpha, imgIn, imgOut, y1, y2):
     y2[:, h - 1] = 0.0
     y2[:, h - 2] = a3 * imgIn[:, h - 1]
     for j in range(h - 3, -1, -1):
-        y2[:, j] = a3 * imgIn[:, j + 1] + a4 * imgIn[:, j + 2] + b1 * y2[:, j + 1] + b2 * y2[:, j + 2]
+        y2[:, j] = (
+            a3 * imgIn[:, j + 1] + a4 * imgIn[:, j + 2] + b1 * y2[:, j + 1] + b2 * y2[:, j + 2]
+        )
     imgOut[:, :] = y1 + y2
     y1[0, :] = a5 * imgOut[0, :]
     y1[1, :] = a5 * imgOut[1, :] + a6 * imgOut[0, :] + b1 * y1[0, :]
@@ -259,7 +261,9 @@ def edit_distance(a, b, D):
     for i in range(1, n + 1):
         for j in range(1, m + 1):
             cost = np.minimum(1.0, np.abs(a[i - 1] - b[j - 1]))
-            D[i, j] = np.minimum(np.minimum(D[i - 1, j] + 1.0, D[i, j - 1] + 1.0), D[i - 1, j - 1] + cost)
+            D[i, j] = np.minimum(
+                np.minimum(D[i - 1, j] + 1.0, D[i, j - 1] + 1.0), D[i - 1, j - 1] + cost
+            )
     return D
 
 

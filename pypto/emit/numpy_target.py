@@ -41,6 +41,7 @@ from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
 from ..symbolic import (
     Sym,
+    bare,
     smax,
     smin,
 )
@@ -286,12 +287,27 @@ class GraphEmitter:
         elif idle:  # the product alone (written straight into the output): no blocks to run
             pass
         else:
-            self.out.add("def part(_s, _e):")
-            self.out.lines += part.lines or ["    " * part.indent + "pass"]
             extent, block, work = (self.dim(x) for x in (c.extent, c.block, c.work))
+            if not sweep:  # one block (as _chunks would run it): its statements here, no
+                # closure, no scratch lease (what a small kernel in a loop body pays per call)
+                one = Lines()
+                one.indent = self.out.indent + 1
+                one.add(f"_s, _e = 0, {bare(extent)}")
+                self._outputs(k, region, c, one)
+                self.out.add(f"if {bare(extent)} <= {block} and {bare(work)} <= {1 << 22}:")
+                self.out.lines += one.lines
+                self.out.add("else:")
+                self.out.indent += 1
+            self.out.add("def part(_s, _e):")
+            shift = "" if sweep else "    "
+            self.out.lines += [shift + line for line in part.lines] or [
+                "    " * (self.out.indent + 1) + "pass"
+            ]
             if sweep:  # a sweep's calls are per row: many small calls from two threads
                 work = 0  # contend for the GIL (measured 1.7x slower than one thread)
             self.out.add(f"_chunks(part, {extent}, {block}, {work})")
+            if not sweep:
+                self.out.indent -= 1
 
     def _sweep_target(self, k, scan, region, batch):
         """Where a sweep writes its scan values: straight into the kernel's output when the

@@ -86,7 +86,10 @@ def plan_function(fn: Function) -> dict[int, GraphPlan]:
     # place: nothing can see its old value afterwards, unless some block hands one host
     # variable's array to another unchanged (then two names would share it).
     shared = any(
-        isinstance(a, Var) and a in b.graph.inputs and b.inputs[b.graph.inputs.index(a)] is not h
+        isinstance(a, Var)
+        and a.type.rank >= 1  # (a number handed on is not written in place)
+        and a in b.graph.inputs
+        and b.inputs[b.graph.inputs.index(a)] is not h
         for b in blocks
         for a, h in zip(b.graph.outputs, b.outputs)
     )

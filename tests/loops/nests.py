@@ -43,6 +43,11 @@ FORMS = (
 )
 
 
+# Known bugs of the pass the random nests stay clear of (each has a strict xfail regression case
+# in tests/loops/test_loop_nests.py; delete the entry when that case passes)
+KNOWN_BUGS: dict[str, str] = {}
+
+
 class SeedChooser:
     def __init__(self, seed: int):
         self.rng = random.Random(seed)
@@ -125,7 +130,9 @@ def elem1d(P: _Piece):
     b, i = P.v("b"), P.v("i")
     P.emit(f"{b} = np.zeros_like({a})")
     if P.ch.choice((0, 1)):
-        P.emit(f"for {i} in range({a}.shape[0]):", f"    {b}[{i}] = {P.f(f'{a}[{i}]', f'{c}[{i}]')}")
+        P.emit(
+            f"for {i} in range({a}.shape[0]):", f"    {b}[{i}] = {P.f(f'{a}[{i}]', f'{c}[{i}]')}"
+        )
     else:
         P.emit(
             f"for {i} in range({a}.shape[0] - 1):",
@@ -191,9 +198,13 @@ def flow(P: _Piece):
     i, c = P.v("i"), P.ch.choice(DAMP)
     kind = P.ch.choice(("d1", "d2", "rev"))
     if kind == "d1":
-        P.emit(f"for {i} in range(1, {x}.shape[0]):", f"    {x}[{i}] = {x}[{i} - 1] * {c} + {a}[{i}]")
+        P.emit(
+            f"for {i} in range(1, {x}.shape[0]):", f"    {x}[{i}] = {x}[{i} - 1] * {c} + {a}[{i}]"
+        )
     elif kind == "d2":
-        P.emit(f"for {i} in range(2, {x}.shape[0]):", f"    {x}[{i}] = {x}[{i} - 2] * {c} + {a}[{i}]")
+        P.emit(
+            f"for {i} in range(2, {x}.shape[0]):", f"    {x}[{i}] = {x}[{i} - 2] * {c} + {a}[{i}]"
+        )
     else:  # a reversed range: iteration i reads what iteration i + 1 wrote
         P.emit(
             f"for {i} in range({x}.shape[0] - 2, -1, -1):",
@@ -214,9 +225,14 @@ def acc_scalar(P: _Piece):
     n = P.size()
     a, b = P.arr("a", (n,)), P.arr("b", (n,))
     s, i = P.v("s"), P.v("i")
-    op = P.ch.choice(("+=", "-=", "= s +"))
+    op = P.ch.choice(("+=", "-=", "= s +", "= s + -"))
     term = P.ch.choice((f"{a}[{i}] * {b}[{i}]", P.f(f"{a}[{i}]", f"{b}[{i}]")))
-    upd = f"{s} = {s} + {term}" if op == "= s +" else f"{s} {op} {term}"
+    if op == "= s +":
+        upd = f"{s} = {s} + ({term})"
+    elif op == "= s + -":  # a chain: ``(s + x) - y``
+        upd = f"{s} = {s} + {a}[{i}] - {term}"
+    else:
+        upd = f"{s} {op} {term}"
     P.emit(f"{s} = 0.0", f"for {i} in range({a}.shape[0]):", f"    {upd}")
     P.returns.append(s)
     P.expect[i] = "accum"
@@ -326,8 +342,15 @@ def loop_var_value(P: _Piece):
     i, j, out = P.v("i"), P.v("j"), P.v("out")
     if P.ch.choice((0, 1)):
         a = P.arr("a", (P.size(),))
-        e = P.ch.choice((f"{a}[{i}] * {i}", f"{a}[{i}] + {i} * 0.5", f"{a}[{i}] - ({i} + 1)"))
-        P.emit(f"{out} = np.zeros_like({a})", f"for {i} in range({a}.shape[0]):", f"    {out}[{i}] = {e}")
+        forms = [f"{a}[{i}] * {i}", f"{a}[{i}] - ({i} + 1)"]
+        if "loop_var_times_float" not in KNOWN_BUGS:
+            forms.append(f"{a}[{i}] + {i} * 0.5")
+        e = P.ch.choice(forms)
+        P.emit(
+            f"{out} = np.zeros_like({a})",
+            f"for {i} in range({a}.shape[0]):",
+            f"    {out}[{i}] = {e}",
+        )
     else:
         a = P.arr("a", (P.size(), P.size()))
         P.emit(
@@ -337,15 +360,18 @@ def loop_var_value(P: _Piece):
             f"        {out}[{i}, {j}] = {a}[{i}, {j}] * ({i} - {j})",
         )
         P.expect[j] = "vector"
+        P.expect[i] = "vector"
     P.returns.append(out)
-    P.expect[i] = "vector"
+    P.expect.setdefault(i, "vector")
 
 
 def multi_stmt(P: _Piece):
     n = P.size()
     a, c = P.arr("a", (n,)), P.arr("c", (n,))
     b, d, i, u = P.v("b"), P.v("d"), P.v("i"), P.v("u")
-    P.emit(f"{b} = np.zeros_like({a})", f"{d} = np.zeros_like({a})", f"for {i} in range({a}.shape[0]):")
+    P.emit(
+        f"{b} = np.zeros_like({a})", f"{d} = np.zeros_like({a})", f"for {i} in range({a}.shape[0]):"
+    )
     if P.ch.choice((0, 1)):
         P.emit(
             f"    {b}[{i}] = {P.f(f'{a}[{i}]', f'{c}[{i}]')}",
