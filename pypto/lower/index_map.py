@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..symbolic import Dim, Expr, smax, smin
+from ..symbolic import Dim, Expr, add, is_nonneg, mul, smax, smin
 
 
 class Read(NamedTuple):
@@ -107,6 +107,25 @@ def broadcast_map(shape, out_shape, same) -> IndexMap:
         stretched = one and (j < 0 or not (out_shape[j] == 1 or same((out_shape[j],), (1,))))
         reads.append(Read(j, 0) if stretched else Read(j))
     return IndexMap(tuple(reads), len(out_shape))
+
+
+def apart(a, b) -> bool:
+    """Whether two normalized basic indices of one array select no element in common: on some
+    axis the ranges they select provably do not overlap (``A[:, j]`` and ``A[:, j + 1]``)."""
+    picks = [[x for x in index if x is not None and x is not Ellipsis] for index in (a, b)]
+    for x, y in zip(*picks):
+        (lx, hx), (ly, hy) = _span(x), _span(y)
+        if is_nonneg(add(add(ly, mul(hx, -1)), -1)) or is_nonneg(add(add(lx, mul(hy, -1)), -1)):
+            return True
+    return False
+
+
+def _span(item) -> tuple[Dim, Dim]:
+    """The first and last position an index item selects (last < first: none)."""
+    if not hasattr(item, "step"):
+        return item, item
+    far = add(item.start, mul(item.step, add(item.length, -1)))
+    return (item.start, far) if item.step > 0 else (far, item.start)
 
 
 def getitem_map(index, rank: int) -> IndexMap:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
 from ..lower.families import family
-from ..lower.index_map import broadcasts, exact_same, getitem_map, moves_data, view_map
+from ..lower.index_map import apart, broadcasts, exact_same, getitem_map, moves_data, view_map
 from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, size_of
@@ -520,10 +520,13 @@ def _store_hazard(fuser: Fuser, g: Group) -> dict[int, str]:
             operands = fuser._operands(m) if m is not s else m.inputs[1:]
             for a in operands:
                 for src, chain in fuser.paths(a):
-                    if src is base and not (  # read where it is written
-                        len(chain) == 1
-                        and family(chain[0]) == "index"
-                        and view_map(chain[0], exact_same) == getitem_map(index, base.type.rank)
+                    one = len(chain) == 1 and family(chain[0]) == "index"
+                    if src is base and not (  # read where it is written, or apart from it
+                        one
+                        and (
+                            view_map(chain[0], exact_same) == getitem_map(index, base.type.rank)
+                            or apart(chain[0].params.get("index", ()), index)
+                        )
                     ):
                         found[id(s.out)] = (
                             f"the value written into {fuser.names.get(id(base), 'the array')} "
