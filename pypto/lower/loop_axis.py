@@ -24,7 +24,7 @@ from ..errors import PyptoError
 from ..ir import Eqn, Graph, Literal, Var
 from ..ops.indexing import SliceSpec
 from ..registry import REGISTRY
-from ..symbolic import Expr, Sym, SymFloat, affine, free_symbols, substitute
+from ..symbolic import Expr, Sym, SymFloat, affine, free_symbols, is_nonneg, substitute
 from ..types import TensorType
 
 
@@ -68,8 +68,8 @@ class Merged:
 class Analysis:
     """The dependence test, and what each output of the merged body is."""
 
-    def __init__(self, merged: Merged, var: str, step: int, read_outside: set[int]):
-        self.var, self.step = var, step
+    def __init__(self, merged: Merged, var: str, step: int, span, read_outside: set[int]):
+        self.var, self.step, self.span = var, step, span  # span: the variable's least, greatest
         g = merged.graph
         self.producer = {id(e.out): e for e in g.eqns}
         self.uses: dict[int, int] = {}
@@ -195,7 +195,7 @@ class Analysis:
         """The write at ``w`` (making version ``wk``) against an access at ``x`` (a write
         making, or a read of, version ``k``) in other iterations: they must touch other
         elements, or (a read) come in the same order as the loop runs them."""
-        distance = _distance(w, x, self.var)
+        distance = _distance(w, x, self.var, self.span)
         if distance == 0 or distance is _DISJOINT:
             return
         kind = "written" if other_write else "read"
@@ -212,32 +212,53 @@ class Analysis:
 _DISJOINT = object()
 
 
-def _distance(w, x, var):
+def _distance(w, x, var, span):
     """``i_x - i_w`` for iterations whose elements at ``w`` and ``x`` can be the same one
-    (an int), ``_DISJOINT`` when none can, None when unknown or any two iterations can."""
+    (an int), ``_DISJOINT`` when none can, None when unknown or any two iterations can.
+    ``span``: the least and the greatest value of the loop variable."""
     if x is None:
         return None
     deltas = set()
     for iw, ix in zip(_axes(w), _axes(x)):
+        if _apart(iw, ix, var, span):
+            return _DISJOINT
         if isinstance(iw, SliceSpec) or isinstance(ix, SliceSpec):
             continue
         fw, fx = affine(iw, var), affine(ix, var)
         if fw is None or fx is None:
-            return None
+            continue
         (a, b), (c, d) = fw, fx
         diff = b - d
-        if a == 0 and c == 0:
-            if isinstance(diff, int) and diff != 0:
-                return _DISJOINT
+        if a == 0 or a != c or not isinstance(diff, int):
             continue
-        if a != c or not isinstance(diff, int):
-            return None
         if diff % a:
             return _DISJOINT
         deltas.add(diff // a)
     if len(deltas) > 1:
         return _DISJOINT
     return deltas.pop() if deltas else None
+
+
+def _apart(iw, ix, var, span) -> bool:
+    """Whether, on one axis, what any iteration selects at ``iw`` and what any iteration
+    selects at ``ix`` never meet: ranges of positions over the whole loop that do not overlap
+    (``A[i, j]`` for ``j >= i`` and ``A[i, :i]``)."""
+    ranges = []
+    for item in (iw, ix):
+        if isinstance(item, SliceSpec):
+            if _mentions(item.start, var) or _mentions(item.length, var):
+                return False
+            far = item.start + item.step * (item.length - 1)
+            ranges.append((item.start, far) if item.step > 0 else (far, item.start))
+            continue
+        f = affine(item, var)
+        if f is None:
+            return False
+        a, b = f
+        ends = (a * span[0] + b, a * span[1] + b)
+        ranges.append(ends if a >= 0 else ends[::-1])
+    (lw, hw), (lx, hx) = ranges
+    return is_nonneg(lx - hw - 1) or is_nonneg(lw - hx - 1)
 
 
 def _mentions(d, var: str) -> bool:

@@ -127,7 +127,8 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     when = [g for g in dict.fromkeys(when) if known.known(g.expr, g.rel, 0) is not True]
     ctx = ShapeContext(facts=[*facts, *when])
     merged = _merge(blocks)
-    plan = Analysis(merged, var, step, read_outside)
+    span = (loop.start, last) if step > 0 else (last, loop.start)
+    plan = Analysis(merged, var, step, span, read_outside)
     graph, kinds = Batcher(merged, plan, var, loop.start, step, count, ctx).run()
     if ctx.guards:  # what building it assumed beyond the facts: checked before it runs
         when += [g for g in ctx.guards if g not in when]

@@ -678,3 +678,277 @@ def test_vectorized_nests_on_the_cuda_target(nest, order):
     for (name, _), g, w in zip(nest.arrays, theirs, mine):
         assert_same(_host(g), w, rtol, atol, f"argument {name} afterwards", cuda=True)
     check_decisions(compiled.ir(*copy.deepcopy(args)), nest.expect, strict_legal=True)
+
+
+# -- triangular loops, products and contractions over a new axis; where the vector form must
+# not run; launches on the CUDA stand-in
+RAGGED = [
+    _case(
+        "syrk",
+        """
+def f(C, A):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= 1.5
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
+    return C
+""",
+        [("C", (9, 9)), ("A", (9, 6))],
+        {"i": "vector", "k": "accum"},
+    ),
+    _case(
+        "syrk-f32",
+        """
+def f(C, A):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= 1.5
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
+    return C
+""",
+        [("C", (7, 7)), ("A", (7, 11))],
+        {"i": "vector", "k": "accum"},
+        "float32",
+    ),
+    _case(
+        "syr2k",
+        """
+def f(C, A, B):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= 0.8
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += A[:i + 1, k] * 1.2 * B[i, k] + B[:i + 1, k] * 1.2 * A[i, k]
+    return C
+""",
+        [("C", (8, 8)), ("A", (8, 5)), ("B", (8, 5))],
+        {"i": "vector", "k": "accum"},
+    ),
+    _case(
+        "gemm-rows",
+        """
+def f(C, A, B):
+    for i in range(A.shape[0]):
+        C[i, :] *= 0.5
+        for k in range(A.shape[1]):
+            C[i, :] += 1.5 * A[i, k] * B[k, :]
+    return C
+""",
+        [("C", (6, 7)), ("A", (6, 5)), ("B", (5, 7))],
+        {"i": "vector", "k": "accum"},
+    ),
+    _case(
+        "lower-fill",
+        """
+def f(L, a):
+    for i in range(L.shape[0]):
+        L[i, :i] = 0.0
+        L[i, i + 1:] *= a[i]
+    return L
+""",
+        [("L", (8, 8)), ("a", (8,))],
+        {"i": "host"},  # a slice whose start moves with i: not a rectangle, not yet
+    ),
+    _case(
+        "lower-zero",
+        """
+def f(L, a):
+    for i in range(L.shape[0]):
+        L[i, :i] = 0.0
+        a[i] = a[i] * 2.0
+    return L, a
+""",
+        [("L", (8, 8)), ("a", (8,))],
+        {"i": "vector"},
+    ),
+    _case(
+        "diagonal",
+        """
+def f(L, a):
+    for i in range(L.shape[0]):
+        L[i, i] = a[i]
+    return L
+""",
+        [("L", (6, 6)), ("a", (6,))],
+        {"i": "host"},  # two indices on i
+    ),
+    _case(
+        "ragged-sum-max",
+        """
+def f(A):
+    s = np.zeros(A.shape[0], dtype=A.dtype)
+    m = np.zeros(A.shape[0], dtype=A.dtype)
+    for i in range(A.shape[0]):
+        s[i] = np.sum(A[i, :i + 1])
+        m[i] = A[i, :i + 1].max()
+    return s, m
+""",
+        [("A", (9, 9))],
+        {"i": "vector"},
+    ),
+    _case(
+        "ragged-reversed",
+        """
+def f(C, a):
+    n = C.shape[0]
+    for i in range(n - 1, -1, -1):
+        C[i, :i + 1] = C[i, :i + 1] * 2.0 + a[:i + 1]
+    return C
+""",
+        [("C", (7, 7)), ("a", (7,))],
+        {"i": "vector"},
+    ),
+    _case(
+        "ragged-matvec",
+        """
+def f(y, A, x):
+    for i in range(A.shape[0]):
+        y[i] = A[i, :i + 1] @ x[:i + 1]
+    return y
+""",
+        [("y", (8,)), ("A", (8, 8)), ("x", (8,))],
+        {"i": "vector"},
+    ),
+    _case(
+        "row-scale-columns",
+        """
+def f(A, d):
+    for j in range(A.shape[1]):
+        A[:, j] = A[:, j] / d[j]
+    return A
+""",
+        [("A", (5, 6)), ("d", (6,))],
+        {"j": "vector"},
+    ),
+    _case(
+        "column-recurrence",
+        """
+def f(y, x):
+    for j in range(1, y.shape[1]):
+        y[:, j] = 0.5 * y[:, j - 1] + x[:, j]
+    return y
+""",
+        [("y", (5, 8)), ("x", (5, 8))],
+        {"j": "host"},
+    ),
+]
+
+
+@pytest.mark.parametrize("nest", RAGGED)
+def test_triangular_and_product_loops(nest):
+    try:
+        run_and_compare(nest, strict_legal=True)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n\n{nest.describe()}") from None
+
+
+CUDA_RAGGED = [c for c in RAGGED if c.id in ("syrk", "ragged-sum-max", "gemm-rows")]
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("nest", CUDA_RAGGED)
+def test_triangular_loops_on_the_cuda_target(nest):
+    test_vectorized_nests_on_the_cuda_target(nest, "random")
+
+
+def _launches(source: str, args):
+    """Kernel launches of the compiled function on the CUDA stand-in."""
+    from cupy_backend import make_cupy
+
+    fn = load(source)
+    cp = make_cupy(order="random", seed=5)
+    theirs = [cp.device(a) if isinstance(a, np.ndarray) else a for a in copy.deepcopy(args)]
+    with np.errstate(all="ignore"):
+        got = _host(ppto.compile(fn)(*theirs))
+    with np.errstate(all="ignore"):
+        want = fn(*copy.deepcopy(args))
+    rtol = 1e-10
+    assert_same(got, want, rtol, 4 * rtol * max(1.0, _scale(want)), "result", cuda=True)
+    return len(cp.launches)
+
+
+ELEMENT = """
+import numpy as np
+
+
+def f(a, b):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            b[i, j] = a[i, j] * 2.0 + 1.0
+    return b
+"""
+
+TIME = """
+import numpy as np
+
+
+def f(a, b, T):
+    for t in range(T):
+        for i in range(1, a.shape[0] - 1):
+            b[i] = 0.25 * (a[i - 1] + 2.0 * a[i] + a[i + 1])
+        for i in range(1, a.shape[0] - 1):
+            a[i] = b[i]
+    return a
+"""
+
+
+@pytest.mark.usefixtures("tools")
+def test_launches_per_loop_on_the_cuda_target():
+    """An element loop nest is O(1) launches whatever its size; a time loop of T steps over
+    an independent loop O(T)."""
+    rng = np.random.default_rng(0)
+    small = _launches(ELEMENT, [rng.random((4, 5)), rng.random((4, 5))])
+    big = _launches(ELEMENT, [rng.random((12, 30)), rng.random((12, 30))])
+    assert small == big <= 2
+    t0 = _launches(TIME, [rng.random(20), rng.random(20), 0])
+    t4 = _launches(TIME, [rng.random(20), rng.random(20), 4])
+    t8 = _launches(TIME, [rng.random(20), rng.random(20), 8])
+    assert t8 - t4 == t4 - t0 > 0
+    assert (t8 - t4) // 4 <= 2  # at most two kernels per step: no launch per element
+
+
+def test_a_bound_broken_at_the_end_raises_where_numpy_does():
+    """The vector form runs only where the loop's guards hold at both ends; here the last
+    iteration indexes past the end: the iterations run, as NumPy's, and raise its error after
+    the earlier writes."""
+    fn = load(
+        """
+import numpy as np
+
+
+def f(x, n):
+    for i in range(n):
+        x[i] = x[i] * 2.0 + 1.0
+    return x
+"""
+    )
+    compiled = ppto.compile(fn)
+    x0 = np.arange(6.0)
+    want = x0.copy()
+    with pytest.raises(IndexError) as numpy_error:
+        fn(want, 8)
+    got = x0.copy()
+    with pytest.raises(IndexError) as pypto_error:
+        compiled(got, 8)
+    np.testing.assert_array_equal(got, want)
+    assert str(numpy_error.value) in str(pypto_error.value)
+    ok = x0.copy()  # in bounds: the vector form
+    np.testing.assert_array_equal(compiled(ok, 6), fn(x0.copy(), 6))
+    loop = compiled.ir(x0.copy(), 6).body[0]
+    assert loop.vector is not None and loop.when
+
+
+def test_an_empty_range_runs_nothing():
+    fn = load(
+        """
+import numpy as np
+
+
+def f(x, lo, hi):
+    for i in range(lo, hi):
+        x[i] = -x[i]
+    return x
+"""
+    )
+    compiled = ppto.compile(fn)
+    for lo, hi in ((2, 5), (3, 3), (4, 2)):
+        np.testing.assert_array_equal(compiled(np.arange(6.0), lo, hi), fn(np.arange(6.0), lo, hi))
