@@ -82,10 +82,16 @@ class Analysis:
         self.dropped: set[int] = set()  # outputs nothing after the loop reads (temporaries)
         self.accumulations: dict[int, int] = {}  # id(add's out) -> which operand it keeps
         exempt: set[tuple[int, int]] = set()  # (id(eqn out), id(value)): an accumulator's use
+        accumulators = set()  # ids of the inputs accumulated into: read only to accumulate
         for h, o in merged.outputs:
             v_in = self.input_of.get(id(h))
-            if isinstance(o, Var) and v_in is not None and o is not v_in:
-                self._accumulation(o, v_in, exempt)
+            if (
+                isinstance(o, Var)
+                and v_in is not None
+                and o is not v_in
+                and self._accumulation(o, v_in, exempt)
+            ):
+                accumulators.add(id(v_in))
         root: dict[int, Var] = {id(v): v for v in g.inputs}
         version: dict[int, int] = {id(v): 0 for v in g.inputs}
         latest: dict[int, int] = {id(v): 0 for v in g.inputs}
@@ -123,23 +129,26 @@ class Analysis:
                 raise Refused(f"`{h.name}` carries a value from one iteration to the next")
         for key, items in accesses.items():
             name = next(v.name for v in g.inputs if id(v) == key)
+            if key in accumulators:  # (a prefix sum, not a sum)
+                raise Refused(f"`{name}` is read in the loop while it accumulates")
             for w, wix, wk in items:
                 if w:
                     for other, ix, k in items:
                         self._check(name, wix, wk, other, ix, k)
 
-    def _accumulation(self, o, v_in, exempt) -> None:
-        """``o = v_in + g`` (or ``-``), or the store of ``v_in[idx] + g`` at ``idx``."""
+    def _accumulation(self, o, v_in, exempt) -> bool:
+        """``o = v_in + g`` (or ``-``), or the store of ``v_in[idx] + g`` at ``idx``, with no
+        other use of the old value or the new one inside the body."""
         e = self.producer.get(id(o))
-        if e is None:
-            return
+        if e is None or self.uses.get(id(o), 0) != 1:
+            return False
         if e.op == "store" and e.inputs[0] is v_in:
             index, value = e.params["index"], e.inputs[1]
             if any(self._mentions(d) for d in _index_dims(index)):
-                return
+                return False
             add = self.producer.get(id(value)) if isinstance(value, Var) else None
-            if add is None or add.op not in ("add", "subtract"):
-                return
+            if add is None or add.op not in ("add", "subtract") or self.uses[id(value)] != 1:
+                return False
             for keep in (0, 1):
                 read = add.inputs[keep]
                 r = self.producer.get(id(read)) if isinstance(read, Var) else None
@@ -150,29 +159,31 @@ class Analysis:
                     and r.op == "getitem"
                     and r.inputs[0] is v_in
                     and r.params["index"] == index
+                    and self.uses[id(read)] == 1
                     and not self._reads(add.inputs[1 - keep], v_in)
                 ):
                     self.accumulations[id(add.out)] = keep
                     exempt.update({(id(e.out), id(v_in)), (id(r.out), id(v_in))})
-                    return
-            return
+                    return True
+            return False
         # s + x, s + x - y, x + (s + y), ...: a chain of adds and subtracts with s once, on the
         # side each step keeps (s - x; never x - s), each link read only by the next
         chain, value = [], o
         while value is not v_in:
             e = self.producer.get(id(value)) if isinstance(value, Var) else None
             if e is None or e.op not in ("add", "subtract") or e.out.type.dtype.kind not in "iufc":
-                return
+                return False
             if chain and self.uses.get(id(value), 0) != 1:
-                return
+                return False
             sides = [k for k in (0, 1) if self._reads(e.inputs[k], v_in)]
             if len(sides) != 1 or (sides[0] == 1 and e.op == "subtract"):
-                return
+                return False
             chain.append((e, sides[0]))
             value = e.inputs[sides[0]]
         for e, keep in chain:
             self.accumulations[id(e.out)] = keep
         exempt.add((id(chain[-1][0].out), id(v_in)))
+        return True
 
     def _mentions(self, d) -> bool:
         return _mentions(d, self.var)

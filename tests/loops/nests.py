@@ -338,6 +338,18 @@ def scalar_state(P: _Piece):
     P.expect[i] = "host"
 
 
+def running_sum(P: _Piece):
+    """An accumulation whose running value is read (a prefix sum): not a reduction."""
+    n = P.size()
+    a = P.arr("a", (n,))
+    t, i, out = P.v("t"), P.v("i"), P.v("out")
+    update, read = f"    {t} += {a}[{i}]", f"    {out}[{i}] = {t} * 2.0"
+    body = (update, read) if P.ch.choice((0, 1)) else (read, update)
+    P.emit(f"{t} = 0.0", f"{out} = np.zeros_like({a})", f"for {i} in range({a}.shape[0]):", *body)
+    P.returns += [out, t]
+    P.expect[i] = "host"
+
+
 def loop_var_value(P: _Piece):
     i, j, out = P.v("i"), P.v("j"), P.v("out")
     if P.ch.choice((0, 1)):
@@ -399,6 +411,7 @@ SHAPES = {
     "triangular": triangular,
     "time_loop": time_loop,
     "scalar_state": scalar_state,
+    "running_sum": running_sum,
     "loop_var": loop_var_value,
     "multi_stmt": multi_stmt,
 }

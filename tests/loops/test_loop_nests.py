@@ -952,3 +952,68 @@ def f(x, lo, hi):
     compiled = ppto.compile(fn)
     for lo, hi in ((2, 5), (3, 3), (4, 2)):
         np.testing.assert_array_equal(compiled(np.arange(6.0), lo, hi), fn(np.arange(6.0), lo, hi))
+
+
+PREFIX = [
+    _case(
+        "prefix-sum-scalar",
+        """
+def f(x):
+    out = np.zeros_like(x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+        out[i] = s
+    return out, s
+""",
+        [("x", (9,))],
+        {"i": "host"},  # the running value is read: a prefix sum, not a sum
+    ),
+    _case(
+        "prefix-before-update",
+        """
+def f(x):
+    out = np.zeros_like(x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        out[i] = s
+        s += x[i]
+    return out, s
+""",
+        [("x", (9,))],
+        {"i": "host"},
+    ),
+    _case(
+        "row-accumulation-read",
+        """
+def f(C, A, D):
+    for k in range(A.shape[0]):
+        C[0, :] += A[k, :]
+        D[k, :] = C[0, :]
+    return C, D
+""",
+        [("C", (2, 5)), ("A", (6, 5)), ("D", (6, 5))],
+        {"k": "host"},
+    ),
+    _case(
+        "row-accumulation-old-value",
+        """
+def f(C, A, D):
+    for k in range(A.shape[0]):
+        old = C[0, :]
+        C[0, :] = old + A[k, :]
+        D[k, :] = old * 2.0
+    return C, D
+""",
+        [("C", (2, 5)), ("A", (6, 5)), ("D", (6, 5))],
+        {"k": "host"},
+    ),
+]
+
+
+@pytest.mark.parametrize("nest", PREFIX)
+def test_a_running_value_read_in_the_loop_is_no_reduction(nest):
+    try:
+        run_and_compare(nest, strict_legal=True)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n\n{nest.describe()}") from None
