@@ -122,6 +122,7 @@ class Function:
     result: Any  # see Result below
     writebacks: tuple[tuple[str, HostVar], ...]
     guards: tuple[Guard, ...]
+    keyword_only: tuple[str, ...] = ()  # parameters passed by keyword (calling the original)
 
     def __str__(self):
         return format_function(self)

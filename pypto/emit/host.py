@@ -74,7 +74,7 @@ class FunctionEmitter:
             cheaper = original_cheaper(fn, self.plans)
             if cheaper:  # NumPy's own statements cost less at these sizes (passes/cost.py)
                 test = " and ".join(guard_test(g) for g in cheaper)
-                call = ", ".join(f"{n}={n}" for n in params)
+                call = ", ".join(f"{n}={n}" if n in fn.keyword_only else n for n in params)
                 self._add(1, f"if _ORIGINAL[0] and {test}:  # the original costs less here")
                 self._add(2, f"return {self.p}_original({call})")
         self._steps(fn.body, 1)

@@ -83,8 +83,9 @@ def checked(generated, reference, discard=None):
     error)`` gives
     runs on the reference executor, which raises the coded error NumPy's statements raise
     there (with the user's line); where it does not, ``discard()`` (the program is wrong) and
-    an InternalError. The reference only reads the arguments, which in-place blocks may have
-    updated."""
+    an InternalError. The arguments keep what the program wrote before it failed (NumPy's
+    statements wrote the same); the reference runs on copies of them, so that it does not
+    write again what depends on them (``x[i] = x[i] + i``)."""
 
     def run(arguments, env):
         try:
@@ -98,7 +99,8 @@ def checked(generated, reference, discard=None):
             if fn is not None:
                 from ..function import run_function  # (a cache hit runs without it)
 
-                run_function(fn, arguments, env)
+                copies = {k: v.copy() if hasattr(v, "copy") else v for k, v in arguments.items()}
+                run_function(fn, copies, env)
             if discard is not None:
                 discard()
             raise InternalError(

@@ -51,6 +51,8 @@ _REDUCE_IDENTITY = {
 }
 
 # ops whose batched form is the op itself with its axes moved by one
+_COMPARISONS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
+
 _AXIS_OPS = {"sum", "prod", "mean", "max", "min", "any", "all", "cumsum", "cumprod", "flip"}
 
 
@@ -148,6 +150,8 @@ class Analysis:
                 return False
             add = self.producer.get(id(value)) if isinstance(value, Var) else None
             if add is None or add.op not in ("add", "subtract") or self.uses[id(value)] != 1:
+                return False
+            if add.out.type.dtype != v_in.type.dtype:  # the store casts at every step
                 return False
             for keep in (0, 1):
                 read = add.inputs[keep]
@@ -367,11 +371,8 @@ class Batcher:
                 term = self._atom(term) if self._mentions(e) else term
                 scaled = self._apply("multiply", [term, literal(c)], {})
                 total = self._apply("add", [total, scaled], {})
-            self.weak.add(id(total))
             return total
-        v = self._loop_values(lit.value)
-        self.weak.add(id(v))
-        return v
+        return self._loop_values(lit.value)
 
     def _loop_values(self, d):
         """The values of ``d`` (affine in the loop variable) at each iteration, along axis 0."""
@@ -389,7 +390,6 @@ class Batcher:
     def _set(self, e: Eqn, v, batched: bool, weak: bool = False):
         self.val[id(e.out)] = v
         if batched:
-            self.batched.add(id(v))
             self.batched.add(id(e.out))
             if weak:
                 self.weak.add(id(e.out))
@@ -444,16 +444,14 @@ class Batcher:
                 for a, bt in zip(e.inputs, batched)
                 if not a.type.weak and not (bt and self._weak(a))
             ]
-            fixed = []
-            for a, v, bt in zip(e.inputs, ins, batched):
-                if bt:
-                    v = self._expand(v, rank)
-                    if self._weak(a) and strong:
-                        v = self._apply("astype", [v], {"dtype": np.result_type(*strong)})
-                    elif self._weak(a) and v.type.dtype != a.type.dtype:
-                        v = self._apply("astype", [v], {"dtype": a.type.dtype})
-                fixed.append(v)
+            fixed = [
+                self._weak_operand(e, a, self._expand(v, rank), strong) if bt else v
+                for a, v, bt in zip(e.inputs, ins, batched)
+            ]
             out = self._apply(e.op, fixed, attrs)
+            ragged_in = any(id(a) in self.ragged for a in e.inputs)
+            if ragged_in and e.op == "power" and out.type.dtype.kind in "iu":
+                raise Refused("an integer power of a ragged value (the hull's others may raise)")
             ragged = []
             for a in e.inputs:
                 shift = rank - (a.type.rank if isinstance(a, Var) else 0)
@@ -482,14 +480,31 @@ class Batcher:
             shifted = tuple(x + 1 for x in axis) if isinstance(axis, tuple) else axis + 1
             return self._set(e, self._apply(e.op, ins, {**attrs, "axis": shifted}), True)
         if e.op in ("reshape", "broadcast_to"):
-            src = e.inputs[0]
             if e.op == "broadcast_to":
                 ins[0] = self._expand(ins[0], rank)
             shape = (self.count, *attrs["shape"])
-            if src.type.rank == 0 and e.op == "reshape":
-                return self._set(e, self._apply(e.op, ins, {"shape": shape}), True)
             return self._set(e, self._apply(e.op, ins, {"shape": shape}), True)
         raise Refused(f"`{e.op}` has no rule over a new axis yet")
+
+    def _weak_operand(self, e: Eqn, a, v, strong):
+        """A batched operand made of weak scalars (the loop variable as a value) in the dtype
+        NumPy gives the Python number it stands for, next to the arrays' (NEP 50)."""
+        if not self._weak(a):
+            return v
+        if not strong:  # weak with weak: a Python number still
+            if v.type.dtype != a.type.dtype:
+                v = self._apply("astype", [v], {"dtype": a.type.dtype})
+            return v
+        example = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[a.type.dtype.kind]
+        common = np.result_type(*strong, example)
+        if common.kind in "iu" and REGISTRY[e.op].ufunc in _COMPARISONS:
+            return v  # a Python int compares exactly, whatever the array's integer type
+        if common.kind in "iu" and common != np.dtype(np.int64):
+            # NumPy raises OverflowError for a Python int the array's type cannot hold
+            raise Refused(f"the loop variable as a value next to {common} (it may not fit)")
+        if v.type.dtype != common:
+            v = self._apply("astype", [v], {"dtype": common})
+        return v
 
     def _weak(self, a) -> bool:
         return (isinstance(a, Var) and id(a) in self.weak) or isinstance(a, Literal)
@@ -537,9 +552,10 @@ class Batcher:
             vt = self._apply("transpose", [ins[1]], {"perm": (1, 0)})
             out = self._apply("matmul", [ins[0], vt], {})
             return self._front(out, out.type.rank - 1)
-        if xb and yb and rx == 1 and ry == 1:
+        if xb and yb and rx == 1 and ry == 1:  # in the product's type, as np.dot sums
             prod = self._apply("multiply", ins, {})
-            return self._apply("sum", [prod], {"axis": (1,), "keepdims": False, "dtype": None})
+            attrs = {"axis": (1,), "keepdims": False, "dtype": e.out.type.dtype}
+            return self._apply("sum", [prod], attrs)
         if xb and yb and rx == 1:  # (n, 1, k) @ (n, ..., k, p), then the 1 dropped
             xx = self._apply("expand_dims", [ins[0]], {"axis": (1,)})
             out = self._apply("matmul", [self._expand(xx, ry), ins[1]], {})
@@ -612,6 +628,10 @@ class Batcher:
             self._ragged(e, front)
             return self._set(e, self._front(out, at), True)
         value, vb = self._atom(e.inputs[1]), batched[1]
+        dtype = e.out.type.dtype
+        if vb and self._weak(e.inputs[1]) and dtype.kind in "iu" and dtype != np.dtype(np.int64):
+            # NumPy raises OverflowError for a Python int the array's type cannot hold
+            raise Refused(f"the loop variable stored into {dtype} (it may not fit)")
         if ragged:  # outside each iteration's slice the region keeps what it holds
             value = self._expand(value if vb else self._lift(value), pos - 1)
             old = self._front(self._apply("getitem", [base], {"index": index}), at)
@@ -737,7 +757,7 @@ class Batcher:
             raise Refused("an accumulation of the same value at every iteration")
         if id(g) in self.ragged:
             raise Refused("an accumulation of a ragged value")
-        product = self._contraction(g)
+        product = self._contraction(g) if g.type.dtype == e.out.type.dtype else None
         if product is not None:
             self.kinds.add("contraction")
             ins = [product, product]
@@ -747,9 +767,12 @@ class Batcher:
         if total.type.shape[0] == 1 and self.count != 1:
             shape = (self.count, *total.type.shape[1:])
             total = self._apply("broadcast_to", [total], {"shape": shape})
-        if total.type.dtype.kind not in "iufc":
-            raise Refused(f"an accumulation of {total.type.dtype} values")
-        attrs = {"axis": (0,), "keepdims": False, "dtype": total.type.dtype}
+        dtype = e.out.type.dtype  # each step adds in the accumulator's type, as NumPy does
+        if dtype.kind not in "iufc":
+            raise Refused(f"an accumulation of {dtype} values")
+        if total.type.dtype != dtype:
+            total = self._apply("astype", [total], {"dtype": dtype})
+        attrs = {"axis": (0,), "keepdims": False, "dtype": dtype}
         s = self._apply("sum", [total], attrs)
         self.kinds.add("reduce")
         ins = [s, s]

@@ -108,6 +108,7 @@ class Tracer(Expressions, Calls, Statements):
             result,
             writebacks,
             tuple(self.ctx.guards),
+            tuple(p.name.value for p in self.src.node.params.kwonly_params),
         )
         return verify_function(fn)
 

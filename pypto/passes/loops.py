@@ -30,7 +30,7 @@ from ..function import Block, Branch, Fail, Function, HostVar, Loop
 from ..ir import Eqn, Graph, Var
 from ..lower.loop_axis import Analysis, Batcher, Merged, Refused
 from ..shapes import ShapeContext, input_facts, make_guard
-from ..symbolic import affine, floordiv, format_dim, substitute
+from ..symbolic import affine, floordiv, format_dim, free_symbols, substitute
 
 
 def vectorize_loops(fn: Function) -> Function:
@@ -121,6 +121,8 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     for g in [*loop.guards, *inner]:
         if affine(g.expr, var) is None:
             raise Refused(f"its assumption {g} is not linear in {var}")
+        if g.rel == "!=" and var in free_symbols(g.expr):  # (it may fail between the ends)
+            raise Refused(f"its assumption {g} is checked at each iteration")
         for at in (loop.start, last):
             when.append(replace(make_guard(substitute(g.expr, var, at), g.rel, 0), breach=None))
     known = ShapeContext(facts=facts)

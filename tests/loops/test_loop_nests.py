@@ -172,6 +172,24 @@ def test_seeded_loop_nests_match_numpy(seed):
 
 
 # -- fixed regression cases, one group per shape ---------------------------------------------
+LOOP_VAR_2D = """
+def f(a):
+    out = np.zeros_like(a)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] * (i - j)
+    return out
+"""
+SYRK = """
+def f(C, A):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= 1.5
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
+    return C
+"""
+
+
 def _case(id_, source, arrays, expect, dtype="float64", marks=()):
     src = "import numpy as np\n\n\n" + source.strip("\n") + "\n"
     return pytest.param(Nest(src, list(arrays), dtype, 7, dict(expect)), id=id_, marks=marks)
@@ -529,8 +547,7 @@ def f(a):
         [("a", (6,))],
         {"i": "vector"},
     ),
-    # BUG (not only a decision): compiling raises TypeError: 'Expr' object is not iterable
-    # (pypto/passes/loops.py: free_symbols(...) over a Literal of `i * 0.5`)
+    # the loop variable times a float (a SymFloat literal: once a crash of the pass)
     _case(
         "loop-var-times-float",
         """
@@ -546,28 +563,14 @@ def f(a):
     ),
     _case(
         "loop-var-2d-inner",
-        """
-def f(a):
-    out = np.zeros_like(a)
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            out[i, j] = a[i, j] * (i - j)
-    return out
-""",
+        LOOP_VAR_2D,
         [("a", (4, 5))],
         {"j": "vector"},
     ),
     # the outer loop of `out[i, j] = a[i, j] * (i - j)`: the inner loop's arange moves with i
     _case(
         "loop-var-2d-outer",
-        """
-def f(a):
-    out = np.zeros_like(a)
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            out[i, j] = a[i, j] * (i - j)
-    return out
-""",
+        LOOP_VAR_2D,
         [("a", (4, 5))],
         {"i": "vector", "j": "vector"},
     ),
@@ -685,27 +688,13 @@ def test_vectorized_nests_on_the_cuda_target(nest, order):
 RAGGED = [
     _case(
         "syrk",
-        """
-def f(C, A):
-    for i in range(A.shape[0]):
-        C[i, :i + 1] *= 1.5
-        for k in range(A.shape[1]):
-            C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
-    return C
-""",
+        SYRK,
         [("C", (9, 9)), ("A", (9, 6))],
         {"i": "vector", "k": "accum"},
     ),
     _case(
         "syrk-f32",
-        """
-def f(C, A):
-    for i in range(A.shape[0]):
-        C[i, :i + 1] *= 1.5
-        for k in range(A.shape[1]):
-            C[i, :i + 1] += 0.5 * A[i, k] * A[:i + 1, k]
-    return C
-""",
+        SYRK,
         [("C", (7, 7)), ("A", (7, 11))],
         {"i": "vector", "k": "accum"},
         "float32",
@@ -1017,3 +1006,104 @@ def test_a_running_value_read_in_the_loop_is_no_reduction(nest):
         run_and_compare(nest, strict_legal=True)
     except AssertionError as e:
         raise AssertionError(f"{e}\n\n{nest.describe()}") from None
+
+
+# -- dtypes the vector form must keep: each step's promotion (NEP 50), casts, overflow -------
+def _f(body: str, params: str) -> str:
+    return f"import numpy as np\n\n\ndef f({params}):\n{body}"
+
+
+DTYPES = [
+    (  # int8 increments into a float: each step adds in float
+        "acc-int8-into-float",
+        _f("    s = 0.0\n    for i in range(x.shape[0]):\n        s += x[i]\n    return s\n", "x"),
+        lambda: [np.full(100, 100, np.int8)],
+    ),
+    (
+        "acc-uint8-into-array",
+        _f(
+            "    acc = np.zeros(imgs.shape[1:])\n    for k in range(imgs.shape[0]):\n"
+            "        acc = acc + imgs[k]\n    return acc\n",
+            "imgs",
+        ),
+        lambda: [np.full((10, 2, 3), 200, np.uint8)],
+    ),
+    (  # the store casts at every step: no reduction
+        "acc-cast-by-store",
+        _f("    for k in range(w.shape[0]):\n        C[0] += w[k]\n    return C\n", "C, w"),
+        lambda: [np.zeros(2, np.int64), np.full(10, 0.5)],
+    ),
+    (
+        "int-times-half-i",
+        _f(
+            "    for i in range(x.shape[0]):\n        y[i] = x[i] * (i / 2)\n    return y\n", "x, y"
+        ),
+        lambda: [np.ones(5, np.int64), np.zeros(5)],
+    ),
+    (
+        "bool-plus-i",
+        _f("    for i in range(m.shape[0]):\n        y[i] = m[i] + i\n    return y\n", "m, y"),
+        lambda: [np.array([True, False, True, True]), np.zeros(4, np.int64)],
+    ),
+    (
+        "int8-compare-i",
+        _f("    for i in range(x.shape[0]):\n        y[i] = x[i] < i\n    return y\n", "x, y"),
+        lambda: [np.full(300, 100, np.int8), np.zeros(300, bool)],
+    ),
+    (  # NumPy raises OverflowError at i = 128, after the writes before
+        "int8-plus-i-overflows",
+        _f("    for i in range(x.shape[0]):\n        x[i] = x[i] + i\n    return x\n", "x"),
+        lambda: [np.zeros(300, np.int8)],
+    ),
+    (
+        "int8-store-i-overflows",
+        _f("    for i in range(y.shape[0]):\n        y[i] = i\n    return y\n", "y"),
+        lambda: [np.zeros(300, np.int8)],
+    ),
+    (
+        "dot-int8-rows",
+        _f(
+            "    for i in range(a.shape[0]):\n        y[i] = (a[i] @ b[i]) * 1.0\n    return y\n",
+            "a, b, y",
+        ),
+        lambda: [np.full((4, 5), 100, np.int8), np.full((4, 5), 3, np.int8), np.zeros(4)],
+    ),
+    (
+        "dot-bool-rows",
+        _f(
+            "    for i in range(a.shape[0]):\n        y[i] = a[i] @ b[i]\n    return y\n", "a, b, y"
+        ),
+        lambda: [np.ones((4, 5), bool), np.ones((4, 5), bool), np.zeros(4)],
+    ),
+    (  # the hull's other elements have negative exponents: no vector form
+        "ragged-int-power",
+        _f(
+            "    for i in range(A.shape[0]):\n"
+            "        y[i] = (A[i, :i + 1] ** B[i, :i + 1]).sum()\n    return y\n",
+            "A, B, y",
+        ),
+        lambda: [
+            np.ones((4, 4), np.int64),
+            np.where(np.triu(np.ones((4, 4)), 1) > 0, -1, 2),
+            np.zeros(4, np.int64),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("source, make", [pytest.param(s, m, id=i) for i, s, m in DTYPES])
+def test_the_vector_form_keeps_numpy_dtypes(source, make):
+    fn = load(source)
+    want_args, got_args = make(), make()
+    try:
+        want, error = fn(*want_args), None
+    except Exception as e:
+        want, error = None, e
+    compiled = ppto.compile(fn)
+    if error is not None:
+        with pytest.raises(type(error)):
+            compiled(*got_args)
+    else:
+        assert_same(compiled(*got_args), want, 0, 0, "result")
+    for g, w in zip(got_args, want_args):
+        assert_same(g, w, 0, 0, "argument afterwards")
