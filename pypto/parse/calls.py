@@ -91,14 +91,12 @@ class Calls:
             return self.call_op(op, args, kwargs, node)
         if inspect.isfunction(func):
             return self.inline(func, args, kwargs, node)
-        name = getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
-        module = getattr(func, "__module__", None) or ""
-        shown = f"np.{name}" if module.startswith("numpy") else name
+        shown = _written(node.func)  # as the source names it: np.linalg.solve
         raise self.unsupported(
             node,
             f"call to `{shown}`: not a NumPy function PyPTO supports, nor a function of "
             "this module",
-            hint="docs/ops.md lists the supported NumPy functions",
+            hint="`pypto ops` lists the supported NumPy functions",
             code="PPT104",
         )
 
@@ -339,3 +337,10 @@ def _pytype(dtype):
 
 
 __all__ = ["Calls"]
+
+
+def _written(node) -> str:
+    """A call's callee as its source writes it (one line)."""
+    import libcst as cst
+
+    return " ".join(cst.Module([]).code_for_node(node).split())

@@ -240,7 +240,7 @@ class Expressions:
         raise self.unsupported(
             node,
             f"the array attribute or method `.{attr}` is not supported",
-            hint="see docs/supported-python.md for the array methods PyPTO knows",
+            hint="the array methods PyPTO knows: " + ", ".join(sorted(TENSOR_METHODS)),
         )
 
     def view_call(self, obj, opname: str, args: tuple, kwargs: dict):
