@@ -47,7 +47,7 @@ import numpy as np
 from . import __version__
 from .compile import CompiledFunction
 from .compile import compile as ppto_compile
-from .emit.host import FunctionEmitter
+from .emit.host import FunctionEmitter, guard_test
 from .errors import PyptoError, TranspileError, UnsupportedError
 from .generated import GENERATED, RUNTIME, output_digest, runtime_text
 from .passes.pipeline import plan_function
@@ -304,10 +304,8 @@ def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[s
                 if target == "cuda":
                     raise
                 missing = str(e)
-        guards = []
-        for g in fn_ir.guards:  # the plan's assumptions on sizes, checked before it runs
-            expr = format_code(g.expr, _size_code)
-            guards.append({"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel])
+        # the plan's assumptions on sizes, checked before it runs
+        guards = [guard_test(g, lambda e: format_code(e, _size_code)) for g in fn_ir.guards]
         if target in ("numpy", "all"):
             host = [kind_check(p, bound[p]) for p in names] + guards
             branches.append((" and ".join(host) or "True", f"{prefix}({', '.join(names)})"))

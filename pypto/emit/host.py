@@ -222,9 +222,9 @@ class FunctionEmitter:
         return f"{self.p}_results[{len(self.consts) - 1}]"
 
 
-def guard_test(g) -> str:
-    """A size guard as a Python condition."""
-    expr = dim_code(g.expr)
+def guard_test(g, code=dim_code) -> str:
+    """A size guard as a Python condition (``code`` renders its expression)."""
+    expr = code(g.expr)
     return {"==": f"{expr} == 0", "!=": f"{expr} != 0", ">=": f"{expr} >= 0"}[g.rel]
 
 
