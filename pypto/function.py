@@ -65,6 +65,35 @@ class Loop:
     when: tuple[Guard, ...] = ()
     decision: str = ""  # how the loop runs, and why (explain)
 
+    def count(self) -> Dim:
+        """How many iterations the range has (when it is not empty)."""
+        from .symbolic import floordiv
+
+        span = self.stop - self.start if self.step > 0 else self.start - self.stop
+        s = abs(self.step)
+        return span if s == 1 else floordiv(span + s - 1, s)
+
+    def at_ends(self, guards) -> list[Guard] | None:
+        """``guards`` at the first and the last iteration: where those hold (and the range is
+        not empty), every iteration's hold (each is linear in the loop variable). None when
+        one is not linear, or is a ``!=`` on the variable (it may fail between the ends)."""
+        from dataclasses import replace
+
+        from .symbolic import affine, free_symbols, substitute
+
+        last = self.start + self.step * (self.count() - 1)
+        out = []
+        for g in guards:
+            if self.var not in free_symbols(g.expr):
+                out.append(g)
+                continue
+            if affine(g.expr, self.var) is None or g.rel == "!=":
+                return None
+            for at in (self.start, last):
+                at_end = make_guard(substitute(g.expr, self.var, at), g.rel, 0)
+                out.append(replace(at_end, breach=None))
+        return out
+
     def facts(self) -> list[Guard]:
         """What the range guarantees inside the body."""
         from .symbolic import Sym

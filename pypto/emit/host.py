@@ -154,8 +154,18 @@ class FunctionEmitter:
                     self._add(depth, "else:")
                     at = depth + 1
                 rng = ", ".join(dim_code(d) for d in (step.start, step.stop))
+                ends = step.at_ends(step.guards) if step.guards else None
+                flag = None
+                if ends:  # checked once: each iteration checks only where an end breaks one
+                    self.count += 1
+                    flag = f"_ends{self.count}"
+                    self._add(at, f"{flag} = {' and '.join(guard_test(g) for g in ends)}")
                 self._add(at, f"for {ident(step.var)} in range({rng}, {step.step}):")
-                self._guards(step.guards, at + 1, f"at {step.var} = {{}} the loop", step.var)
+                checks = at + 1
+                if flag is not None:
+                    self._add(at + 1, f"if not {flag}:")
+                    checks += 1
+                self._guards(step.guards, checks, f"at {step.var} = {{}} the loop", step.var)
                 self._steps(step.body, at + 1)
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")

@@ -64,7 +64,7 @@ from .common import (
 )
 from .numpy_rules import NUMPY_CODE
 from .program import load_graph
-from .views import region_code, view_code
+from .views import region_code, subscript_code, view_code
 
 _S, _E, _I0, _I1 = Sym("_s"), Sym("_e"), Sym("_i0"), Sym("_i1")
 
@@ -756,6 +756,11 @@ class GraphEmitter:
         if direct and m.reads and m.fixed() and not e.out.type.rank:
             name = self.whole.get(id(a), self.names[id(a)])  # one element: a[i, j]
             return f"{name}[{', '.join(self.dim(r.offset) for r in m.reads)}]"
+        if direct:
+            name = self.whole.get(id(a), self.names[id(a)])
+            code = subscript_code(m, name, region, a.type.shape, self.dim, self.plan.same)
+            if code is not None:
+                return code
         base = self._value(a, interval(m, region), ctx)
         return view_code(m, base, region, e.out.type.shape, self.dim, self._shape, self.plan.same)
 

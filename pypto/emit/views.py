@@ -8,7 +8,7 @@ CuPy spell all of these the same (``xp`` names the module).
 
 from __future__ import annotations
 
-from ..lower.index_map import IndexMap, broadcasts
+from ..lower.index_map import IndexMap, broadcasts, interval
 
 
 def view_code(m: IndexMap, base: str, region, out_shape, dim, shape_code, same, xp="np") -> str:
@@ -60,6 +60,25 @@ def view_code(m: IndexMap, base: str, region, out_shape, dim, shape_code, same, 
     return f"{code}[{', '.join(cut)}]" if any(c != ":" for c in cut) else code
 
 
+def subscript_code(m: IndexMap, name: str, region, shape, dim, same) -> str | None:
+    """The view of array ``name`` (of ``shape``) over ``region`` as one subscript, when the map
+    is a plain one (unit steps, no new, reordered or stretched axes): ``x[:, j]``, not
+    ``x[:, j:j + 1][:, 0]`` (a loop body pays per subscript); None otherwise."""
+    if not isinstance(m, IndexMap) or m.permutes() or m.new_axes():
+        return None
+    if any(r.src is not None and r.scale != 1 for r in m.reads):
+        return None
+    parts = []
+    for r, (lo, hi), d in zip(m.reads, interval(m, region), shape):
+        if r.src is None:
+            parts.append(dim(r.offset))
+        else:
+            parts.append(region_code(((lo, hi),), (d,), dim, same) or ":")
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return f"{name}[{', '.join(parts)}]" if parts else name
+
+
 def region_code(region, shape, dim, same) -> str:
     """The subscript of ``region`` (``(lo, hi)`` per axis) of an array of ``shape``: ``:`` for
     a whole axis, trailing ones dropped ("" for the whole array)."""
@@ -72,4 +91,4 @@ def region_code(region, shape, dim, same) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["region_code", "view_code"]
+__all__ = ["region_code", "subscript_code", "view_code"]

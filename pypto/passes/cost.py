@@ -1,14 +1,17 @@
 """Never slower than the original: when the user's NumPy statements cost less than the Plan.
 
 A generated program pays per block call and per kernel (a Python call, views, scratch); the
-original pays per NumPy call. Where every kernel is small (below ``SMALL`` elements, so fusion
-saves no memory traffic worth the calls) and the host loops run the original's calls fewer
-times than the Plan's, the original statements are cheaper: a loop body of a few tiny kernels
-run many times, a stencil time loop on a short array. The answer depends on sizes known only at
-run time, so it is a list of size guards (``original_cheaper``): when all hold, the compiled
-function runs the original. Costs are counted in tenths of a microsecond, measured on the
-project's machine (benchmarks/loop_bench.py shows the ratios): a NumPy call of the original
-about 0.4 us, a generated kernel about 4 us and a block call about 3 us at small sizes.
+original pays per NumPy call. What the Plan gains is memory traffic: a kernel of ``n`` ops over
+an array beyond the cache makes ``n - 1`` fewer passes over it than the ops one NumPy call at a
+time (in the cache, below ``SMALL`` elements, a pass costs next to nothing). The original is
+cheaper where its calls, counted per trip of the host loops, cost less than the Plan's blocks
+and kernels minus what fusion saves: a loop body of a few small kernels run many times, a
+stencil time loop on a short array, a recurrence over columns whose only large kernel runs
+once. The answer depends on sizes known only at run time, so it is a size guard
+(``original_cheaper``): when it holds, the compiled function runs the original. Costs are in
+nanoseconds, measured on the project's machine (benchmarks/loop_bench.py shows the ratios): a
+NumPy call of the original about 0.4 us, a generated kernel about 4 us and a block call about
+3 us at small sizes, a pass over an element beyond the cache about 2 ns.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from ..function import Block, Branch, Fail, Function, Loop
 from ..shapes import Guard, make_guard, size_of
 from ..symbolic import add, mul, smax, substitute
 
-SMALL = 1 << 15  # elements: below this a fused kernel saves less than its calls cost
-ORIGINAL_CALL, KERNEL, BLOCK = 4, 40, 30
+SMALL = 1 << 15  # elements: below this an array stays in the cache (a pass costs no traffic)
+ORIGINAL_CALL, KERNEL, BLOCK, PASS = 400, 4000, 3000, 2  # ns: a call, a kernel, a block, and
+# a pass over one element beyond the cache (what each op fused into a kernel saves)
 
 
 def original_cheaper(fn: Function, plans: dict) -> tuple[Guard, ...]:
@@ -27,18 +31,15 @@ def original_cheaper(fn: Function, plans: dict) -> tuple[Guard, ...]:
         return ()  # Plan pays once, its fusion pays off
     cost = _Cost(plans)
     original, generated = cost.steps(fn.body, {})
-    guards = [make_guard(generated, ">=", add(original, 1))]
-    for size in dict.fromkeys(cost.sizes):
-        guards.append(make_guard(SMALL - 1, ">=", size))
-    if any(isinstance(g.expr, int) and not g.holds({}) for g in guards):
+    guard = make_guard(generated, ">=", add(original, 1))
+    if isinstance(guard.expr, int) and not guard.holds({}):
         return ()  # never cheaper
-    return tuple(g for g in guards if not isinstance(g.expr, int))
+    return (guard,)
 
 
 class _Cost:
     def __init__(self, plans):
         self.plans = plans
-        self.sizes: list = []  # every kernel's elements (loop variables at their bounds)
 
     def steps(self, steps, bounds):
         original = generated = 0
@@ -66,11 +67,16 @@ class _Cost:
         return original, mul(trips, g)
 
     def block(self, block: Block, bounds):
+        """One run of the block: the original's calls, the Plan's calls less what it saves."""
         plan = self.plans[id(block)]
+        generated = BLOCK + KERNEL * len(plan.kernels)
+        saved = 0
         for k in plan.kernels:
-            self.sizes.append(_at(size_of(k.domain), bounds))
-        original = ORIGINAL_CALL * len(block.graph.eqns)
-        return original, BLOCK + KERNEL * len(plan.kernels)
+            fused = len(k.ops) - 1
+            if fused > 0:
+                beyond = smax(add(_at(size_of(k.domain), bounds), -SMALL), 0)
+                saved = add(saved, mul(PASS * fused, beyond))
+        return ORIGINAL_CALL * len(block.graph.eqns), add(generated, mul(-1, saved))
 
 
 def _at(d, bounds):

@@ -30,7 +30,7 @@ from ..function import Block, Branch, Fail, Function, HostVar, Loop
 from ..ir import Eqn, Graph, Var
 from ..lower.loop_axis import Analysis, Batcher, Merged, Refused
 from ..shapes import ShapeContext, input_facts, make_guard
-from ..symbolic import affine, floordiv, format_dim, free_symbols, substitute
+from ..symbolic import affine, format_dim, free_symbols
 
 
 def vectorize_loops(fn: Function) -> Function:
@@ -113,18 +113,16 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     if not blocks:
         raise Refused("its body is empty")
     var, step = loop.var, loop.step
-    count = _count(loop)
+    count = loop.count()
     last = loop.start + step * (count - 1)
     # what must hold for the vector form: a non-empty range, the guards at both ends
-    when = [make_guard(count, ">=", 1)]
     inner = [g for s in loop.body if isinstance(s, Loop) and s.vector is not None for g in s.when]
     for g in [*loop.guards, *inner]:
         if affine(g.expr, var) is None:
             raise Refused(f"its assumption {g} is not linear in {var}")
         if g.rel == "!=" and var in free_symbols(g.expr):  # (it may fail between the ends)
             raise Refused(f"its assumption {g} is checked at each iteration")
-        for at in (loop.start, last):
-            when.append(replace(make_guard(substitute(g.expr, var, at), g.rel, 0), breach=None))
+    when = [make_guard(count, ">=", 1), *loop.at_ends([*loop.guards, *inner])]
     known = ShapeContext(facts=facts)
     when = [g for g in dict.fromkeys(when) if known.known(g.expr, g.rel, 0) is not True]
     ctx = ShapeContext(facts=[*facts, *when])
@@ -144,12 +142,6 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     axis = f"independent iterations: array operations over a new axis of {format_dim(count)}"
     decision = what or axis
     return block, tuple(when), decision
-
-
-def _count(loop: Loop):
-    span = loop.stop - loop.start if loop.step > 0 else loop.start - loop.stop
-    s = abs(loop.step)
-    return span if s == 1 else floordiv(span + s - 1, s)
 
 
 def _merge(blocks) -> Merged:

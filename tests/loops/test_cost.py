@@ -32,6 +32,18 @@ def test_small_time_loop_prefers_the_original():
     assert not all(g.holds(big) for g in guards)
 
 
+def test_a_large_kernel_run_once_does_not_outweigh_a_loop_of_small_ones():
+    """What fusion saves counts by elements beyond the cache: a recurrence of 300 column
+    steps pays more per trip than fusing one 120,000-element sum saves; a taller matrix does
+    not (the per-trip calls stay, the savings grow)."""
+    rng = np.random.default_rng(4)
+    _, guards = _guards(cost_cases.columns, rng.random((40, 30)), rng.random((40, 30)))
+    assert guards
+    assert all(g.holds({"x.0": 400, "x.1": 300, "y.0": 400, "y.1": 300}) for g in guards)
+    tall = {"x.0": 10**6, "x.1": 300, "y.0": 10**6, "y.1": 300}
+    assert not all(g.holds(tall) for g in guards)
+
+
 def test_vectorized_loops_keep_the_plan():
     rng = np.random.default_rng(1)
     for fn, args in [

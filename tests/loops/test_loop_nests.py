@@ -926,6 +926,34 @@ def f(x, n):
     assert loop.vector is not None and loop.when
 
 
+def test_a_host_loop_checks_its_bounds_once_and_each_iteration_only_on_a_breach():
+    """A host loop (a recurrence) checks its guards at both ends before it runs; where an end
+    breaks one, each iteration checks, so NumPy's error comes at NumPy's iteration."""
+    fn = load(
+        """
+import numpy as np
+
+
+def f(x, n):
+    for i in range(1, n):
+        x[i] = x[i - 1] * 0.5 + x[i]
+    return x
+"""
+    )
+    compiled = ppto.compile(fn)
+    x0 = np.arange(6.0)
+    np.testing.assert_array_equal(compiled(x0.copy(), 6), fn(x0.copy(), 6))
+    want, got = x0.copy(), x0.copy()
+    with pytest.raises(IndexError) as numpy_error:
+        fn(want, 9)
+    with pytest.raises(IndexError) as pypto_error:
+        compiled(got, 9)
+    np.testing.assert_array_equal(got, want)
+    assert str(numpy_error.value) in str(pypto_error.value)
+    module = compiled._runner(compiled.ir(x0.copy(), 6)).module
+    assert "_ends1 = " in module and "    if not _ends1:" in module
+
+
 def test_an_empty_range_runs_nothing():
     fn = load(
         """
