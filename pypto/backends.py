@@ -57,8 +57,17 @@ def run_compiled(fn: Function, plans: dict, original=None):
         cp = device_module(arguments.values())
         if cp is None:
             return host(arguments, env)
+
+        def run_lines(loop, values, env):
+            run = compile_graph_cuda(plans[id(loop.lines)], cp, (loop.var, loop.step))
+            return None if run is None else run(values, env)
+
         return run_function(
-            fn, arguments, env, lambda b, v, e: compile_graph_cuda(plans[id(b)], cp)(v, e)
+            fn,
+            arguments,
+            env,
+            lambda b, v, e: compile_graph_cuda(plans[id(b)], cp)(v, e),
+            run_lines,
         )
 
     run.source = getattr(host, "source", None)

@@ -191,6 +191,9 @@ def _blocks(steps, context, out):
         elif isinstance(step, Loop):
             if step.vector is not None:
                 out.append((f"block {len(out)}{context}: the loop over {step.var}", step.vector))
+            if step.lines is not None:
+                what = f"the loop over {step.var} inside one kernel (CUDA)"
+                out.append((f"block {len(out)}{context}: {what}", step.lines))
             _blocks(step.body, f"{context} in loop over {step.var}", out)
         elif isinstance(step, Branch):
             _blocks(step.then, f"{context} if {step.cond.name}", out)

@@ -64,6 +64,9 @@ class Loop:
     vector: Block | None = None
     when: tuple[Guard, ...] = ()
     decision: str = ""  # how the loop runs, and why (explain)
+    # passes/loops.py: a recurrence whose lines are independent: the body as one block whose
+    # iterations a target may run inside one kernel (each thread one line, all iterations)
+    lines: Block | None = None
 
     def count(self) -> Dim:
         """How many iterations the range has (when it is not empty)."""
@@ -249,19 +252,23 @@ def _verify_steps(steps, facts):
             _verify_steps(step.body, [*facts, *step.facts(), *step.guards])
             if step.vector is not None:
                 _verify_steps((step.vector,), [*facts, *step.when])
+            if step.lines is not None:
+                _verify_steps((step.lines,), [*facts, *step.facts(), *step.guards])
         else:
             _verify_steps(step.then, [*facts, *step.facts("then"), *step.then_guards])
             _verify_steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards])
 
 
 # -- execution ------------------------------------------------------------------------------------
-def run_function(fn: Function, args: dict, env: dict, run_block=None):
+def run_function(fn: Function, args: dict, env: dict, run_block=None, run_lines=None):
     """Run ``fn`` on bound arguments (name -> value) with size-symbol values ``env``; performs
     the writebacks into argument arrays and returns the function's result. ``run_block(block,
-    values, env)`` runs one block (default: its graph on the reference executor)."""
+    values, env)`` runs one block (default: its graph on the reference executor);
+    ``run_lines(loop, values, env)`` a loop's ``lines`` block with the iterations inside its
+    kernel (``env`` has the range as ``_lo``, ``_hi``), or None where the target cannot."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
     try:
-        _run_steps(fn.body, host, dict(env), run_block or _reference)
+        _run_steps(fn.body, host, dict(env), run_block or _reference, run_lines)
     except PyptoError:  # the writes made before the error are made, as NumPy makes them
         _write_back(fn, host, args)
         raise
@@ -280,7 +287,7 @@ def _reference(block, values, env):
     return execute(block.graph, values, env)
 
 
-def _run_steps(steps, host, env, run_block):
+def _run_steps(steps, host, env, run_block, run_lines=None):
     for step in steps:
         if isinstance(step, Block):
             try:
@@ -304,20 +311,29 @@ def _run_steps(steps, host, env, run_block):
             raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
         elif isinstance(step, Loop):
             if step.vector is not None and all(g.holds(env) for g in step.when):
-                _run_steps((step.vector,), host, env, run_block)
+                _run_steps((step.vector,), host, env, run_block, run_lines)
                 continue
             start, stop = evaluate(step.start, env), evaluate(step.stop, env)
+            if step.lines is not None and run_lines is not None:
+                ends = step.at_ends(step.guards)
+                if ends is not None and all(g.holds(env) for g in ends):
+                    values = [host[id(h)] for h in step.lines.inputs]
+                    results = run_lines(step, values, {**env, "_lo": start, "_hi": stop})
+                    if results is not None:
+                        for h, v in zip(step.lines.outputs, results):
+                            host[id(h)] = v
+                        continue
             for i in range(start, stop, step.step):
                 env[step.var] = i
                 _check(step.guards, env, f"at {step.var} = {i} the loop")
-                _run_steps(step.body, host, env, run_block)
+                _run_steps(step.body, host, env, run_block, run_lines)
             env.pop(step.var, None)
         elif bool(host[id(step.cond)]):
             _check(step.then_guards, env, "this branch")
-            _run_steps(step.then, host, env, run_block)
+            _run_steps(step.then, host, env, run_block, run_lines)
         else:
             _check(step.else_guards, env, "this branch")
-            _run_steps(step.orelse, host, env, run_block)
+            _run_steps(step.orelse, host, env, run_block, run_lines)
 
 
 def _check(guards, env, where: str) -> None:

@@ -22,7 +22,7 @@ from ..lower.index_map import Linear, Pieces, broadcast_map, point, view_map
 from ..lower.kernel import lower_kernel
 from ..passes.plan import Kernel
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat, bare
+from ..symbolic import Expr, SymFloat, affine, bare, free_symbols
 from .common import dtype_code, ident, symfloat_code
 from .cuda_prelude import compute_type, ctype
 from .cuda_rules import CUDA_CODE, FUNCTORS, cuda_code
@@ -75,11 +75,32 @@ class ScanElsewhere(InternalError):
     """A scan kernel whose scan values are read away from their own position."""
 
 
-class KernelWriter:
-    """The CUDA C of one Plan kernel, and the host arguments of its launch."""
+class NotInKernel(InternalError):
+    """A loop's iterations cannot run inside this kernel (the host loop stays)."""
 
-    def __init__(self, ge, k: Kernel, name: str, outputs=None, kind=None):
+
+def loop_kernel(name: str, writers, var: str, step: int) -> str:
+    """The kernels of a loop's body as one kernel that runs the loop: each thread runs every
+    iteration over its elements (the kernels have one domain: a thread's elements are the same
+    in each), the range from the host (``_lo``, ``_hi``)."""
+    body = "".join(w.loop_body() for w in writers)  # (first: it adds the parameters)
+    params = [decl for w in writers for decl, _ in w.params]
+    params += ["long long jlo_", "long long jhi_"]
+    test = "lv_ < jhi_" if step > 0 else "lv_ > jhi_"
+    head = f"    for (long long lv_ = jlo_; {test}; lv_ += {step}) {{  // the loop over {var}\n"
+    decls = ",\n    ".join(params)
+    return f'extern "C" __global__ void {name}(\n    {decls}) {{\n{head}{body}    }}\n}}\n'
+
+
+class KernelWriter:
+    """The CUDA C of one Plan kernel, and the host arguments of its launch. ``loop``: the
+    loop variable and step of a recurrence run inside the kernel (every thread runs all the
+    iterations over its elements; the host passes the range as ``_lo``, ``_hi``)."""
+
+    def __init__(self, ge, k: Kernel, name: str, outputs=None, kind=None, loop=None, prefix=""):
         self.ge, self.k, self.name = ge, k, name
+        self.loop = loop
+        self.prefix = prefix  # before each parameter's name (kernels rendered into one)
         self.outputs = tuple(k.outputs if outputs is None else outputs)
         self.kind = kind or k.kind
         self.prod = {id(e.out): e for e in k.body.eqns}
@@ -101,9 +122,15 @@ class KernelWriter:
         """A size in C: a literal, or a parameter the host computes."""
         if isinstance(d, int):
             return str(d)
+        if self.loop is not None and self.loop[0] in free_symbols(d):
+            found = affine(d, self.loop[0])
+            if found is None:
+                raise NotInKernel(f"{d} is not linear in {self.loop[0]}")
+            a, b = found
+            return f"({self.dim(b)} + {a}LL * lv_)"
         name = self.dims.get(d)
         if name is None:
-            name = self.dims[d] = f"n{len(self.dims)}"
+            name = self.dims[d] = f"{self.prefix}n{len(self.dims)}"
             self.params.append((f"long long {name}", f"np.int64({bare(self.ge.dim(d))})"))
         return name
 
@@ -113,7 +140,7 @@ class KernelWriter:
         if found is not None:
             return found
         host = self.ge.host_name(v, self.whole)
-        p = f"p{len(self.ptrs)}"
+        p = f"{self.prefix}p{len(self.ptrs)}"
         written = any(v is o for o in self.outputs)
         if v.type.rank == 0 and not written and (v.type.weak or id(v) not in self.ge.buffers):
             ct = compute_type(v.type.dtype)
@@ -122,7 +149,9 @@ class KernelWriter:
             found = (p, None)
         else:
             const = "" if written else "const "
-            self.params.append((f"{const}{ctype(v.type.dtype)}* __restrict__ {p}", host))
+            # (inside a loop the same memory is read after it is written: no __restrict__)
+            restrict = "" if self.loop is not None else " __restrict__"
+            self.params.append((f"{const}{ctype(v.type.dtype)}*{restrict} {p}", host))
             strides = []
             for axis in range(v.type.rank):
                 s = f"{p}s{axis}"
@@ -199,9 +228,14 @@ class KernelWriter:
         return _c_literal(v, lit.type.dtype)
 
     def dim_float(self, v: SymFloat) -> str:
+        if self.loop is not None and any(self.loop[0] in free_symbols(e) for e, _ in v.terms):
+            # (the host's Python float arithmetic, in the same order, in doubles)
+            terms = [repr(float(v.const))]
+            terms += [f"{c!r} * (double)({self.dim(e)})" for e, c in v.terms]
+            return "(" + " + ".join(terms) + ")"
         name = self.dims.get(v)
         if name is None:
-            name = self.dims[v] = f"f{len(self.dims)}"
+            name = self.dims[v] = f"{self.prefix}f{len(self.dims)}"
             self.params.append((f"double {name}", f"np.float64({symfloat_code(v, ident)})"))
         return name
 
@@ -402,6 +436,14 @@ class KernelWriter:
             body = self.elementwise_kernel()
         params = ",\n    ".join(decl for decl, _ in self.params) or "int unused_"
         return f'extern "C" __global__ void {self.name}(\n    {params}) {{\n' + body + "}\n"
+
+    def loop_body(self) -> str:
+        """The kernel's statements for one iteration of its loop (a C block; the loop around
+        it is the caller's: ``loop_kernel``)."""
+        if self.kind != "elementwise":
+            raise NotInKernel(f"a {self.kind} kernel")
+        self.depth = 3
+        return "        {\n" + self.elementwise_kernel() + "        }\n"
 
     def grid_loop(self, shape, total_name="total"):
         """``for`` each element of ``shape`` (grid-stride): yields the index."""

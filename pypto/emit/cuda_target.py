@@ -59,18 +59,21 @@ from .common import (
     return_code,
     value_idents,
 )
-from .cuda_kernels import _ACC_DTYPE, KernelWriter, ScanElsewhere
+from .cuda_kernels import _ACC_DTYPE, KernelWriter, NotInKernel, ScanElsewhere, loop_kernel
 from .cuda_prelude import PRELUDE, compute_type
 from .cuda_rules import cuda_code
 from .views import region_code, view_code
+
+_EXACT_IN_C = {"add", "subtract", "multiply", "divide", "neg"}
 
 
 class CudaGraphEmitter:
     """Renders one GraphPlan as (CUDA source, Python host function ``name``)."""
 
-    def __init__(self, plan: GraphPlan, name: str):
+    def __init__(self, plan: GraphPlan, name: str, loop=None):
         self.plan = plan
         self.name = name
+        self.loop = loop  # (variable, step): the block's iterations inside its one kernel
         self.graph = plan.graph
         self.names = value_idents(plan)
         self.buffers = {id(b.value): b for b in plan.buffers}
@@ -133,7 +136,10 @@ class CudaGraphEmitter:
     def _host_map(self, e) -> bool:
         op = REGISTRY[e.op]
         if e.out.type.weak and e.op in PYTHON_CODE:  # Python arithmetic: on the host, in Python
-            return True
+            # (inside a loop's kernel, where the loop variable changes: float arithmetic that
+            # C rounds as Python does, one IEEE double operation each)
+            exact = e.op in _EXACT_IN_C and e.out.type.dtype.kind == "f" and cuda_code(op)
+            return not (self.loop is not None and exact)
         return family(e) in ("map", "scalar") and not cuda_code(op)
 
     def host_name(self, v, whole) -> str:
@@ -166,7 +172,9 @@ class CudaGraphEmitter:
             body.append(f"{self.names[id(v)]} = _const(cp, {self.name}_consts, '_c{i}')")
         by_name = {b.name: b for b in self.plan.buffers}
         level_of = {i: n for n, level in enumerate(self.plan.levels) for i in level}
-        for n, level in enumerate(self.plan.levels):
+        if self.loop is not None:  # every kernel of the body inside one kernel that loops
+            body += self._loop_kernel(by_name)
+        for n, level in enumerate(self.plan.levels if self.loop is None else ()):
             if len(level) == 1:
                 (i,) = level
                 body += self._kernel(self.plan.kernels[i], f"{self.name}_k{i}", by_name)
@@ -192,8 +200,31 @@ class CudaGraphEmitter:
         host += ["    " + line for line in body]
         return "\n" + "\n".join(self.kernels), "\n".join(host) + "\n"
 
+    def _loop_kernel(self, by_name) -> list[str]:
+        """The body's kernels as one that runs the loop (``loop_kernel``): each elementwise,
+        over one domain, every output written in place (nothing the host makes per step)."""
+        kernels = self.plan.kernels
+        if self.graph.consts:
+            raise NotInKernel("the body has constants")
+        domain = kernels[0].domain
+        if any(
+            not self.plan.same(k.domain, domain) or len(k.domain) != len(domain) for k in kernels
+        ):
+            raise NotInKernel("the body's kernels have different domains")
+        self.loop_writers = []
+        lines = []
+        for i, k in enumerate(kernels):
+            lines += self._kernel(k, f"{self.name}_k{i}", by_name)
+        cname = f"{self.name}_loop"
+        writers = self.loop_writers
+        self.kernels.append(loop_kernel(cname, writers, *self.loop))
+        launch = _Launch(writers)
+        return lines + self._launch(kernels[0], launch, cname)
+
     def _signature(self) -> str:
         self.free = sorted(graph_symbols(self.plan, chunks=False) - set(bound_symbols(self.graph)))
+        if self.loop is not None:  # the range instead of the variable
+            self.free = [s for s in self.free if s != self.loop[0]] + ["_lo", "_hi"]
         params = ", ".join(self.names[id(v)] for v in self.graph.inputs)
         extra = ", ".join(ident(s) for s in self.free)
         return ", ".join(x for x in (params, "*, " + extra if extra else "") if x)
@@ -207,6 +238,8 @@ class CudaGraphEmitter:
         for e in k.body.eqns:
             if id(e.out) not in self.whole_of(k):
                 continue
+            if self.loop is not None:
+                raise NotInKernel(f"`{e.op}` runs on the host")
             code = self._host_eqn(e, prod)
             if id(e.out) in outputs:
                 lines.append(f"{self.names[id(e.out)]} = {code}")
@@ -225,6 +258,8 @@ class CudaGraphEmitter:
             s = stores.get(id(v))
             name = self.names[id(v)]
             where, other = buffer_source(k, v, b, by_name, parallel=True)
+            if self.loop is not None and where not in ("donor", "base"):
+                raise NotInKernel(f"{name} is not written in place")
             if where == "donor":
                 lines.append(f"{name} = {self.names[id(other)]}")
             elif where == "base":
@@ -243,6 +278,10 @@ class CudaGraphEmitter:
         if all(id(v) in direct for v in k.outputs):
             return lines  # the host made every output (a product, a user operator)
         lines += before_launch
+        if self.loop is not None:  # its statements go into the loop's kernel
+            prefix = f"k{len(self.loop_writers)}"
+            self.loop_writers.append(KernelWriter(self, k, cname, loop=self.loop, prefix=prefix))
+            return lines
         writers = [KernelWriter(self, k, cname)]
         try:
             sources = [writers[0].render()]
@@ -407,6 +446,18 @@ class CudaGraphEmitter:
         )
 
 
+class _Launch:
+    """The launch of a loop's kernel: its kernels' arguments, then the range."""
+
+    def __init__(self, writers):
+        self.writers = writers
+        self.params = [p for w in writers for p in w.params]
+        self.params += [("long long jlo_", "np.int64(_lo)"), ("long long jhi_", "np.int64(_hi)")]
+
+    def launch(self):
+        return self.writers[0].launch()
+
+
 def _branch(test, then: list[str], otherwise: list[str]) -> list[str]:
     """``if test: then`` ``else: otherwise`` as lines; one of them where ``test`` is known."""
     if test is True or test is False:
@@ -417,15 +468,23 @@ def _branch(test, then: list[str], otherwise: list[str]) -> list[str]:
 _COMPILED = [0]
 
 
-def compile_graph_cuda(plan: GraphPlan, cp):
+def compile_graph_cuda(plan: GraphPlan, cp, loop=None):
     """The plan as ``run(values, env) -> outputs`` on the CUDA target, with ``cp`` the CuPy
-    module (or the emulator's stand-in, pypto/testing/cuda_emu/fakecupy.py)."""
+    module (or the emulator's stand-in, pypto/testing/cuda_emu/fakecupy.py). ``loop``
+    (variable, step): the plan of a loop's body with the iterations inside its kernel (``env``
+    gives the range as ``_lo``, ``_hi``); None where they cannot be."""
     cache = plan.__dict__.setdefault("_cuda_fns", {})
-    found = cache.get(id(cp))
-    if found is not None:
-        return found
-    emitter = CudaGraphEmitter(plan, "graph")
-    kernels, host_source = emitter.render()
+    key = (id(cp), loop)
+    if key in cache:
+        return cache[key]
+    emitter = CudaGraphEmitter(plan, "graph", loop=loop)
+    try:
+        kernels, host_source = emitter.render()
+    except NotInKernel:
+        if loop is None:
+            raise
+        cache[key] = None
+        return None
     cuda_source = PRELUDE + kernels
     namespace = dict(runtime.namespace("cuda_helpers"), cp=cp)
     namespace["graph_module"] = {"source": cuda_source, "fns": {}}
@@ -449,5 +508,5 @@ def compile_graph_cuda(plan: GraphPlan, cp):
     run.cuda_source = cuda_source
     run.host_source = host_source
     run.launches = emitter.launches
-    cache[id(cp)] = run
+    cache[key] = run
     return run

@@ -160,12 +160,12 @@ class FunctionEmitter:
                     self.count += 1
                     flag = f"_ends{self.count}"
                     self._add(at, f"{flag} = {' and '.join(guard_test(g) for g in ends)}")
+                if self.cuda and step.lines is not None and self._in_kernel(step, flag, at):
+                    self._add(at, "else:")
+                    at += 1
                 self._add(at, f"for {ident(step.var)} in range({rng}, {step.step}):")
-                checks = at + 1
-                if flag is not None:
-                    self._add(at + 1, f"if not {flag}:")
-                    checks += 1
-                self._guards(step.guards, checks, f"at {step.var} = {{}} the loop", step.var)
+                where = f"at {step.var} = {{}} the loop"
+                self._guards(step.guards, at + 1, where, step.var, unless=flag)
                 self._steps(step.body, at + 1)
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")
@@ -176,7 +176,8 @@ class FunctionEmitter:
                     self._guards(step.else_guards, depth + 1, "this branch")
                     self._steps(step.orelse, depth + 1)
 
-    def _guards(self, guards, depth, where, var=None):
+    def _guards(self, guards, depth, where, var=None, unless=None):
+        """Each guard checked (``unless``: a flag that, true, says they all hold)."""
         for g in guards:
             test = guard_test(g)
             self.namespace.setdefault("_guards", []).append((g, where, var))
@@ -185,8 +186,33 @@ class FunctionEmitter:
             dims = ""
             if g.breach is not None:  # the values its message names
                 dims = ", (" + "".join(f"{dim_code(d)}, " for d in g.breach.dims) + ")"
-            self._add(depth, f"if not ({test}):")
+            self._add(depth, f"if {'' if unless is None else f'not {unless} and '}not ({test}):")
             self._add(depth + 1, f"{self.p}_guard_failed({index}, {value}{dims})")
+
+    def _in_kernel(self, loop: Loop, flag, depth) -> bool:
+        """A recurrence along independent lines as one kernel that loops inside (where its
+        guards hold at both ends); False where the block is not one in-place elementwise
+        kernel (the host loop runs it)."""
+        from .cuda_kernels import NotInKernel
+        from .cuda_target import CudaGraphEmitter
+
+        plan = self.plans[id(loop.lines)]
+        name = f"{self.p}_b{len(self.blocks)}"
+        emitter = CudaGraphEmitter(plan, name, loop=(loop.var, loop.step))
+        try:
+            cuda_source, source = emitter.render()
+        except NotInKernel:
+            return False
+        self.const_sources.append(emitter.module_source(cuda_source))
+        self.emitters.append(emitter)
+        self.blocks.append(source)
+        args = ["cp", *(self.host(h) for h in loop.lines.inputs)]
+        args += [f"{ident(s)}={ident(s)}" for s in emitter.free if s not in ("_lo", "_hi")]
+        args += [f"_lo={dim_code(loop.start)}", f"_hi={dim_code(loop.stop)}"]
+        outs = ", ".join(self.host(h) for h in loop.lines.outputs)
+        self._add(depth, f"if {flag or 'True'}:  # the loop over {loop.var}: one kernel")
+        self._add(depth + 1, f"{outs}, = {name}({', '.join(args)})")
+        return True
 
     def _block(self, block: Block, depth):
         plan = self.plans[id(block)]

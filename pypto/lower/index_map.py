@@ -109,6 +109,13 @@ def broadcast_map(shape, out_shape, same) -> IndexMap:
     return IndexMap(tuple(reads), len(out_shape))
 
 
+def one_element(index) -> bool:
+    """Whether a basic index picks one element (integers only: no slice, no new axis)."""
+    from ..ops.indexing import SliceSpec
+
+    return not any(isinstance(item, SliceSpec) or item is None for item in index)
+
+
 def apart(a, b) -> bool:
     """Whether two normalized basic indices of one array select no element in common: on some
     axis the ranges they select provably do not overlap (``A[:, j]`` and ``A[:, j + 1]``)."""

@@ -276,6 +276,88 @@ def _apart(iw, ix, var, span) -> bool:
     return is_nonneg(lx - hw - 1) or is_nonneg(lw - hx - 1)
 
 
+def independent_lines(merged: Merged, var: str, same) -> None:
+    """The test of a recurrence that can run inside one kernel, one thread per line: every
+    array the body writes is read and written at one pattern of slices, the same at every
+    iteration (the loop variable only in integer indices: ``y[:, j] = f(y[:, j - 1], x[:, j])``),
+    every such access and every value computed from one has one shape (the lines), through
+    elementwise ops without broadcasting. Then the element ``p`` of the lines is read and
+    written only by the thread of ``p``, so each thread can run all the iterations in order.
+    ``same(a, b)`` decides sizes. Raises ``Refused`` with the reason otherwise."""
+    g = merged.graph
+    root: dict[int, Var] = {id(v): v for v in g.inputs}
+    written = {
+        id(root[id(e.inputs[0])]) for e in g.eqns if e.op == "store" and id(e.inputs[0]) in root
+    }
+    for e in g.eqns:  # (a store chain: each store's output is its base's root)
+        if e.op == "store" and id(e.inputs[0]) in root:
+            root[id(e.out)] = root[id(e.inputs[0])]
+    patterns: dict[int, set] = {}
+    derived: set[int] = set()  # values read from a written array, or computed from one
+    lines = []  # the shape of every such value (all must be the same)
+    for e in g.eqns:
+        if e.op not in ("getitem", "store") and REGISTRY[e.op].kind != "map":
+            raise Refused(f"its body has `{e.op}`, not elementwise")
+        base = e.inputs[0] if e.op in ("getitem", "store") else None
+        if base is not None and id(base) in derived:
+            raise Refused("it indexes into a value read from an array it writes")
+        if base is not None and id(root.get(id(base), base)) in written:
+            r = root[id(base)]
+            patterns.setdefault(id(r), set()).add(_pattern(e.params["index"], var))
+            if e.op == "getitem":
+                derived.add(id(e.out))
+                lines.append(e.out.type.shape)
+            else:
+                value = e.inputs[1]
+                lines.append(_region(e.params["index"]))
+                if isinstance(value, Var) and id(value) in derived:
+                    lines.append(value.type.shape)
+            continue
+        operands = e.inputs[1:] if e.op == "store" else e.inputs
+        for a in operands:
+            if isinstance(a, Var) and id(root.get(id(a), a)) in written and id(a) in root:
+                raise Refused(f"`{root[id(a)].name}` is read whole")
+        if e.op != "getitem" and any(isinstance(a, Var) and id(a) in derived for a in operands):
+            derived.add(id(e.out))
+            lines.append(e.out.type.shape)
+    for h, o in merged.outputs:
+        v_in = next((v for hh, v in merged.inputs if hh is h), None)
+        if not (isinstance(o, Var) and id(o) in root and v_in is not None and root[id(o)] is v_in):
+            raise Refused(f"`{h.name}` is not an array written in place")
+    for key in written:
+        name = next(v.name for v in g.inputs if id(v) == key)
+        found = patterns.get(key, set())
+        if None in found:
+            raise Refused(f"`{name}` is accessed at a slice that moves with {var}")
+        if len(found) != 1:
+            raise Refused(f"`{name}` is read and written at different slices")
+    for shape in lines:
+        if len(shape) != len(lines[0]) or not same(shape, lines[0]):
+            raise Refused("the arrays it writes are read at other shapes (lines do not line up)")
+
+
+def _region(index) -> tuple:
+    """The shape of a basic index's region (its slices' lengths)."""
+    return tuple(item.length for item in index if isinstance(item, SliceSpec))
+
+
+def _pattern(index, var):
+    """An index with its integer positions left out: what must be the same at each access of
+    an array for it to stay on its lines (None: a slice that moves with the loop variable, or
+    a new axis)."""
+    out = []
+    for item in index:
+        if isinstance(item, SliceSpec):
+            if any(_mentions(d, var) for d in (item.start, item.length)):
+                return None
+            out.append((item.start, item.step, item.length))
+        elif item is None:
+            return None
+        else:
+            out.append("int")
+    return tuple(out)
+
+
 def _mentions(d, var: str) -> bool:
     """Whether a size, an index or a literal's value (an int, ``Expr`` or ``SymFloat``) reads
     the loop variable."""

@@ -34,7 +34,15 @@ from dataclasses import dataclass, field
 
 from ..ir import Eqn, Graph, Literal, Var
 from ..lower.families import family
-from ..lower.index_map import apart, broadcasts, exact_same, getitem_map, moves_data, view_map
+from ..lower.index_map import (
+    apart,
+    broadcasts,
+    exact_same,
+    getitem_map,
+    moves_data,
+    one_element,
+    view_map,
+)
 from ..ops.indexing import getitem_shape
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, size_of
@@ -512,6 +520,8 @@ def _store_hazard(fuser: Fuser, g: Group) -> dict[int, str]:
     """For each store of the kernel: why it must not write in place (its value reads the array
     it overwrites elsewhere than the region it writes), keyed by id of the store's output."""
     found = {}
+    if _one_element(g):  # one element computed, then written: nothing read after a write
+        return found
     for s in g.members:
         if family(s) != "store":
             continue
@@ -533,6 +543,19 @@ def _store_hazard(fuser: Fuser, g: Group) -> dict[int, str]:
                             "reads it at other positions: computed before it is overwritten"
                         )
     return found
+
+
+def _one_element(g: Group) -> bool:
+    """Whether the kernel computes one element (rank-0 values, stores of one element)."""
+    for m in g.members:
+        if family(m) != "store":
+            if m.out.type.rank:
+                return False
+        elif not one_element(m.params["index"]) or (
+            isinstance(m.inputs[1], Var) and m.inputs[1].type.rank
+        ):
+            return False
+    return True
 
 
 def _unfused(body: Graph):

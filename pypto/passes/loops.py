@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from ..function import Block, Branch, Fail, Function, HostVar, Loop
 from ..ir import Eqn, Graph, Var
-from ..lower.loop_axis import Analysis, Batcher, Merged, Refused
+from ..lower.loop_axis import Analysis, Batcher, Merged, Refused, independent_lines
 from ..shapes import ShapeContext, input_facts, make_guard
 from ..symbolic import affine, format_dim, free_symbols
 
@@ -51,6 +51,7 @@ def _steps(steps, facts, outside) -> tuple:
                 step = replace(step, vector=vector, when=when, decision=decision)
             except Refused as e:
                 step = replace(step, decision=f"host loop: {e}")
+                step = _lines(step, [*facts, *step.facts(), *step.guards])
         elif isinstance(step, Branch):
             then = _steps(step.then, [*facts, *step.facts("then"), *step.then_guards], outside)
             orelse = _steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards], outside)
@@ -142,6 +143,31 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     axis = f"independent iterations: array operations over a new axis of {format_dim(count)}"
     decision = what or axis
     return block, tuple(when), decision
+
+
+def _lines(loop: Loop, facts) -> Loop:
+    """A host loop whose body only carries each line's own values (a recurrence along
+    independent lines: ``y[:, j] = f(y[:, j - 1])``) gets ``lines``, its body as one block that
+    a target may run inside one kernel; the decision says so, or why not."""
+    if not loop.body or not all(isinstance(s, Block) for s in loop.body):
+        return loop
+    if loop.at_ends(loop.guards) is None:
+        return loop
+    merged = _merge(list(loop.body))
+    known = ShapeContext(facts=facts)
+
+    def same(a, b):
+        return all(known.known(x - y, "==", 0) is True for x, y in zip(a, b))
+
+    try:
+        independent_lines(merged, loop.var, same)
+    except Refused as e:
+        return replace(loop, decision=f"{loop.decision}; not one kernel on the GPU: {e}")
+    block = Block(
+        merged.graph, tuple(h for h, _ in merged.inputs), tuple(h for h, _ in merged.outputs)
+    )
+    why = "a recurrence along independent lines: one kernel that loops inside on the CUDA target"
+    return replace(loop, lines=block, decision=f"{loop.decision}; {why}")
 
 
 def _merge(blocks) -> Merged:

@@ -105,6 +105,8 @@ def _collect(steps, out):
             _collect(step.body, out)
             if step.vector is not None:
                 out.append(step.vector)
+            if step.lines is not None:
+                out.append(step.lines)
         elif isinstance(step, Branch):
             _collect(step.then, out)
             _collect(step.orelse, out)
@@ -131,6 +133,9 @@ def _plan_steps(steps, facts, plans, donate=False):
             _plan_steps(step.body, [*facts, *step.facts(), *step.guards], plans, donate)
             if step.vector is not None:
                 _plan_steps((step.vector,), [*facts, *step.when], plans, donate)
+            if step.lines is not None:
+                inside = [*facts, *step.facts(), *step.guards]
+                _plan_steps((step.lines,), inside, plans, donate)
         elif isinstance(step, Branch):
             _plan_steps(step.then, [*facts, *step.facts("then"), *step.then_guards], plans, donate)
             _plan_steps(

@@ -839,8 +839,8 @@ def test_triangular_loops_on_the_cuda_target(nest):
     test_vectorized_nests_on_the_cuda_target(nest, "random")
 
 
-def _launches(source: str, args):
-    """Kernel launches of the compiled function on the CUDA stand-in."""
+def _launches(source: str, args, rtol=1e-10):
+    """Kernel launches of the compiled function on the CUDA stand-in (its result NumPy's)."""
     from cupy_backend import make_cupy
 
     fn = load(source)
@@ -850,7 +850,6 @@ def _launches(source: str, args):
         got = _host(ppto.compile(fn)(*theirs))
     with np.errstate(all="ignore"):
         want = fn(*copy.deepcopy(args))
-    rtol = 1e-10
     assert_same(got, want, rtol, 4 * rtol * max(1.0, _scale(want)), "result", cuda=True)
     return len(cp.launches)
 
@@ -951,7 +950,7 @@ def f(x, n):
     np.testing.assert_array_equal(got, want)
     assert str(numpy_error.value) in str(pypto_error.value)
     module = compiled._runner(compiled.ir(x0.copy(), 6)).module
-    assert "_ends1 = " in module and "    if not _ends1:" in module
+    assert "_ends1 = " in module and "if not _ends1 and not (" in module
 
 
 def test_an_empty_range_runs_nothing():
@@ -1135,3 +1134,150 @@ def test_the_vector_form_keeps_numpy_dtypes(source, make):
         assert_same(compiled(*got_args), want, 0, 0, "result")
     for g, w in zip(got_args, want_args):
         assert_same(g, w, 0, 0, "argument afterwards")
+
+
+# -- recurrences along independent lines: one kernel that loops inside (CUDA) ---------------------
+COLUMNS = """
+import numpy as np
+
+
+def f(x, y, n):
+    for j in range(2, n):
+        y[:, j] = 0.5 * x[:, j] + 0.25 * y[:, j - 1] - 0.125 * y[:, j - 2]
+    for j in range(n - 3, -1, -1):
+        y[:, j] = y[:, j] + 0.5 * y[:, j + 1] + 0.25 * y[:, j + 2]
+    return y
+"""
+
+ROWS = """
+import numpy as np
+
+
+def f(a, b):
+    for i in range(1, a.shape[0]):
+        b[i, 1:] = np.maximum(b[i - 1, 1:] * 0.9, a[i, 1:]) + i
+    return b
+"""
+
+SCALAR = """
+import numpy as np
+
+
+def f(a):
+    for j in range(1, a.shape[0]):
+        a[j] = (a[j] + a[j - 1]) / 3.0
+    return a
+"""
+
+CROSSED = """
+import numpy as np
+
+
+def f(y):
+    for j in range(1, y.shape[1]):
+        y[:, j] = y[::-1, j - 1] * 0.5 + 1.0
+    return y
+"""
+
+
+def _loop(source, args):
+    loop = next(s for s in ppto.compile(load(source)).ir(*args).body if isinstance(s, Loop))
+    return loop
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_recurrence_along_lines_is_one_launch_on_the_cuda_target(dtype):
+    """A loop carried along each line (a column recurrence, forwards and backwards; a row
+    recurrence; a scalar one) is one kernel whose threads each run every iteration over their
+    line: the launches do not grow with the loop's length, and the result is NumPy's."""
+    rng = np.random.default_rng(7)
+    for source, make in [
+        (
+            COLUMNS,
+            lambda n: [rng.random((9, n)).astype(dtype), rng.random((9, n)).astype(dtype), n],
+        ),
+        (ROWS, lambda n: [rng.random((n, 7)).astype(dtype), rng.random((n, 7)).astype(dtype)]),
+        (SCALAR, lambda n: [rng.random(n).astype(dtype)]),
+    ]:
+        rtol = 1e-5 if dtype == np.float32 else 1e-10
+        short, long_ = _launches(source, make(6), rtol), _launches(source, make(40), rtol)
+        assert short == long_, source
+        loop = _loop(source, make(6))
+        assert loop.vector is None and loop.lines is not None, loop.decision
+        assert "one kernel that loops inside" in loop.decision
+
+
+@pytest.mark.usefixtures("tools")
+def test_a_recurrence_that_crosses_lines_keeps_a_launch_per_step():
+    """``y[:, j]`` from ``y[::-1, j - 1]``: each line reads another's last value, so the
+    iterations need the whole previous step: a launch per step (and NumPy's result)."""
+    rng = np.random.default_rng(8)
+    short = _launches(CROSSED, [rng.random((5, 6))])
+    long_ = _launches(CROSSED, [rng.random((5, 16))])
+    assert long_ - short == 10
+    loop = _loop(CROSSED, [rng.random((5, 6))])
+    assert loop.lines is None and "different slices" in loop.decision
+
+
+def test_a_recurrence_along_lines_runs_as_numpy_on_the_cpu():
+    rng = np.random.default_rng(9)
+    for source, args in [
+        (COLUMNS, [rng.random((9, 30)), rng.random((9, 30)), 30]),
+        (ROWS, [rng.random((30, 7)), rng.random((30, 7))]),
+        (SCALAR, [rng.random(30)]),
+        (CROSSED, [rng.random((5, 12))]),
+    ]:
+        fn = load(source)
+        want = fn(*copy.deepcopy(args))
+        got = ppto.compile(fn)(*copy.deepcopy(args))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _recurrence(seed: int) -> tuple[str, bool]:
+    """A random recurrence along the lines of one axis (rows or columns, forwards or
+    backwards, distance 1 or 2, ufuncs, the loop variable, another array nearby), and whether
+    it is one statement (one kernel)."""
+    r = np.random.default_rng(seed)
+    axis, back, d = int(r.integers(2)), bool(r.integers(2)), int(r.integers(1, 3))
+    sign = 1 if back else -1  # the side of the earlier iterations
+
+    def at(name, shift):
+        j = "j" if shift == 0 else (f"j + {shift}" if shift > 0 else f"j - {-shift}")
+        return f"{name}[:, {j}]" if axis == 1 else f"{name}[{j}, :]"
+
+    terms = [f"{r.choice([0.5, -0.25, 0.125])} * {at('y', sign * k)}" for k in range(1, d + 1)]
+    terms.append(f"{r.choice(['', 'np.sin', 'np.abs'])}({at('x', sign * int(r.integers(2)))})")
+    if r.integers(2):
+        terms.append("0.01 * j")
+    if r.integers(2):
+        terms.append(f"{at('y', 0)} * 0.5")
+    value = " + ".join(terms)
+    if r.integers(2):
+        value = f"np.maximum({value}, {at('x', 0)})"
+    n = "y.shape[1]" if axis == 1 else "y.shape[0]"
+    loop = f"range({n} - 1 - {d}, -1, -1)" if back else f"range({d}, {n})"
+    body = [f"        {at('y', 0)} = {value}"]
+    one = bool(r.integers(2))
+    if not one:
+        body.append(f"        {at('z', 0)} = {at('y', 0)} * 2.0 + {at('z', sign)}")
+    source = f"import numpy as np\n\n\ndef f(x, y, z):\n    for j in {loop}:\n"
+    return source + "\n".join(body) + "\n    return y, z\n", one
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("seed", range(32))
+def test_random_recurrences_along_lines_on_the_cuda_target(seed):
+    """Random recurrences match NumPy on the CUDA stand-in in float32 and float64, in one
+    launch whatever the loop's length (one statement or two over the same lines)."""
+    source, _ = _recurrence(seed)
+    rng = np.random.default_rng(seed)
+    dtype = (np.float32, np.float64)[seed % 2]
+
+    def make(n):
+        return [rng.random((n, n)).astype(dtype) for _ in range(3)]
+
+    rtol = 1e-5 if dtype == np.float32 else 1e-10  # (C contracts a * b + c into one FMA)
+    short, long_ = _launches(source, make(5), rtol), _launches(source, make(12), rtol)
+    assert short == long_, source
+    assert _loop(source, make(5)).lines is not None, source

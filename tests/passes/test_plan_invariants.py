@@ -422,6 +422,8 @@ def blocks_with_facts(fn_ir) -> list[tuple[Block, list]]:
                 walk(step.body, [*facts, *step.facts(), *step.guards])
                 if step.vector is not None:  # the loop as one block over a new axis
                     walk((step.vector,), [*facts, *step.when])
+                if step.lines is not None:  # the body as one block (iterations in a kernel)
+                    walk((step.lines,), [*facts, *step.facts(), *step.guards])
             elif isinstance(step, Branch):
                 walk(step.then, [*facts, *step.facts("then"), *step.then_guards])
                 walk(step.orelse, [*facts, *step.facts("else"), *step.else_guards])
