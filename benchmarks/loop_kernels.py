@@ -267,6 +267,14 @@ def edit_distance(a, b, D):
     return D
 
 
+def iir_rows(a, x, y):
+    """A first-order recursive filter along each row, written element by element."""
+    for i in range(x.shape[0]):
+        for j in range(1, x.shape[1]):
+            y[i, j] = a * y[i, j - 1] + x[i, j]
+    return y
+
+
 # -- element loops and a scalar accumulation ------------------------------------------------------
 def scale_shift_2d(a, b):
     for i in range(a.shape[0]):
@@ -330,6 +338,7 @@ SIZES = {  # size name -> the kernel's size parameters, tuned on the plain NumPy
     "scale_1d": {"small": (50_000,), "large": (900_000,)},
     "row_shift_add": {"small": (8000, 64), "large": (120_000, 64)},
     "dot_loop": {"small": (40_000,), "large": (800_000,)},
+    "iir_rows": {"small": (120, 160), "large": (600, 700)},
 }
 
 
@@ -396,6 +405,9 @@ def _make(name, size, rng):
         return _r(rng, n, m), np.zeros((n, m))
     if name == "dot_loop":
         return _r(rng, s[0]), _r(rng, s[0])
+    if name == "iir_rows":
+        n, m = s
+        return 0.7, _r(rng, n, m), np.zeros((n, m))
     raise KeyError(name)
 
 
@@ -423,6 +435,7 @@ KERNELS = {
         ("deriche", deriche),
         ("floyd_warshall", floyd_warshall),
         ("edit_distance", edit_distance),
+        ("iir_rows", iir_rows),
         ("scale_shift_2d", scale_shift_2d),
         ("scale_1d", scale_1d),
         ("row_shift_add", row_shift_add),

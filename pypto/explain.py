@@ -189,8 +189,10 @@ def _blocks(steps, context, out):
             outs = ", ".join(h.name for h in step.outputs) or "_"
             out.append((f"block {len(out)}{context}: {outs}", step))
         elif isinstance(step, Loop):
-            if step.vector is not None:
+            if isinstance(step.vector, Block):
                 out.append((f"block {len(out)}{context}: the loop over {step.var}", step.vector))
+            elif step.vector is not None:  # an interchanged nest
+                _blocks((step.vector,), f"{context} in loop over {step.var} (interchanged)", out)
             if step.lines is not None:
                 what = f"the loop over {step.var} inside one kernel (CUDA)"
                 out.append((f"block {len(out)}{context}: {what}", step.lines))

@@ -59,14 +59,18 @@ class Loop:
     step: int
     body: tuple
     guards: tuple[Guard, ...] = ()  # they mention the loop symbol: checked at each iteration
-    # passes/loops.py: the whole loop as one block of array operations over a new axis, run
-    # instead of the iterations when ``when`` holds (its sizes and bounds at both ends)
-    vector: Block | None = None
+    # passes/loops.py: the whole loop as one block of array operations over a new axis (or,
+    # for a nest, the interchanged nest: a Loop), run instead of the iterations when ``when``
+    # holds (its sizes and bounds at both ends)
+    vector: Block | Loop | None = None
     when: tuple[Guard, ...] = ()
     decision: str = ""  # how the loop runs, and why (explain)
     # passes/loops.py: a recurrence whose lines are independent: the body as one block whose
     # iterations a target may run inside one kernel (each thread one line, all iterations)
     lines: Block | None = None
+    # the guards at both ends (``at_ends``: where they hold, every iteration's do), checked
+    # once before the loop; None: each iteration checks its own
+    ends: tuple[Guard, ...] | None = None
 
     def count(self) -> Dim:
         """How many iterations the range has (when it is not empty)."""
@@ -315,7 +319,7 @@ def _run_steps(steps, host, env, run_block, run_lines=None):
                 continue
             start, stop = evaluate(step.start, env), evaluate(step.stop, env)
             if step.lines is not None and run_lines is not None:
-                ends = step.at_ends(step.guards)
+                ends = step.ends
                 if ends is not None and all(g.holds(env) for g in ends):
                     values = [host[id(h)] for h in step.lines.inputs]
                     results = run_lines(step, values, {**env, "_lo": start, "_hi": stop})

@@ -43,6 +43,7 @@ from ..lower.kernel import combine_of
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
+from ..symbolic import Expr, SymFloat, free_symbols
 from . import runtime
 from .common import (
     attention_args,
@@ -238,8 +239,8 @@ class CudaGraphEmitter:
         for e in k.body.eqns:
             if id(e.out) not in self.whole_of(k):
                 continue
-            if self.loop is not None:
-                raise NotInKernel(f"`{e.op}` runs on the host")
+            if self.loop is not None and _moves(e, self.loop[0], prod):  # (else: once, before)
+                raise NotInKernel(f"`{e.op}` runs on the host at each step")
             code = self._host_eqn(e, prod)
             if id(e.out) in outputs:
                 lines.append(f"{self.names[id(e.out)]} = {code}")
@@ -444,6 +445,29 @@ class CudaGraphEmitter:
         return view_code(
             m, base, region, e.out.type.shape, self.dim, self.shape, self.plan.same, "cp"
         )
+
+
+def _moves(e, var: str, prod) -> bool:
+    """Whether an equation's sizes, attributes or literal operands read ``var``, or it reads
+    a value computed in the kernel (computed once before the loop, it would be stale)."""
+    if any(isinstance(a, Var) and id(a) in prod for a in e.inputs):
+        return True
+
+    def reads(x) -> bool:
+        if isinstance(x, Expr):
+            return var in free_symbols(x)
+        if isinstance(x, SymFloat):
+            return any(var in free_symbols(t) for t, _ in x.terms)
+        if isinstance(x, Literal):
+            return reads(x.value)
+        if isinstance(x, (tuple, list)):
+            return any(reads(y) for y in x)
+        if isinstance(x, dict):
+            return any(reads(y) for y in x.values())
+        return False
+
+    shapes = [e.out.type.shape, *(a.type.shape for a in e.inputs)]
+    return reads(shapes) or reads(list(e.inputs)) or reads(dict(e.attrs))
 
 
 class _Launch:

@@ -150,11 +150,11 @@ class FunctionEmitter:
                 if step.vector is not None:  # the loop as array operations, when they apply
                     test = " and ".join(guard_test(g) for g in step.when) or "True"
                     self._add(depth, f"if {test}:  # the loop over {step.var}: {step.decision}")
-                    self._block(step.vector, depth + 1)
+                    self._steps((step.vector,), depth + 1)
                     self._add(depth, "else:")
                     at = depth + 1
                 rng = ", ".join(dim_code(d) for d in (step.start, step.stop))
-                ends = step.at_ends(step.guards) if step.guards else None
+                ends = step.ends if step.guards else None
                 flag = None
                 if ends:  # checked once: each iteration checks only where an end breaks one
                     self.count += 1

@@ -336,6 +336,52 @@ def independent_lines(merged: Merged, var: str, same) -> None:
             raise Refused("the arrays it writes are read at other shapes (lines do not line up)")
 
 
+def own_elements(merged: Merged, var: str, read_outside: set[int]) -> None:
+    """The test that lets a loop over ``var`` move inside another (an interchange): every
+    array the body writes is read and written only at one index ``a*var + b`` (``a != 0``) on
+    one axis, the same at each access (``y[i, j] = f(y[i, j - 1])``), and the body carries
+    nothing else from one iteration to the next (a value it makes is made before it is read,
+    and not read after the loop). Then different values of ``var`` never touch
+    the same element, whatever the other loop does, so the two loops may run in either order.
+    Raises ``Refused`` with the reason otherwise."""
+    g = merged.graph
+    root: dict[int, Var] = {id(v): v for v in g.inputs}
+    for e in g.eqns:
+        if e.op == "store" and id(e.inputs[0]) in root:
+            root[id(e.out)] = root[id(e.inputs[0])]
+    written = {id(root[id(e.out)]) for e in g.eqns if e.op == "store" and id(e.out) in root}
+    axes: dict[int, set] = {}
+    for e in g.eqns:
+        base = e.inputs[0] if e.op in ("getitem", "store") else None
+        operands = e.inputs[1:] if base is not None else e.inputs
+        for a in operands:
+            if isinstance(a, Var) and id(a) in root and id(root[id(a)]) in written:
+                raise Refused(f"`{root[id(a)].name}` is read whole")
+        if base is None or id(base) not in root or id(root[id(base)]) not in written:
+            continue
+        found, axis = set(), 0
+        for item in e.params["index"]:
+            if item is None:
+                continue
+            if not isinstance(item, SliceSpec):
+                ab = affine(item, var)
+                if ab is not None and ab[0] != 0:
+                    found.add((axis, ab[0], ab[1]))
+            axis += 1
+        r = id(root[id(base)])
+        axes[r] = found if r not in axes else axes[r] & found
+    for key in written:
+        if not axes.get(key):
+            name = next(v.name for v in g.inputs if id(v) == key)
+            raise Refused(f"`{name}` is not indexed by {var} the same way at each access")
+    for h, o in merged.outputs:
+        v_in = next((v for hh, v in merged.inputs if hh is h), None)
+        if v_in is None and id(h) not in read_outside:  # a temporary of each iteration
+            continue
+        if not (isinstance(o, Var) and id(o) in root and v_in is not None and root[id(o)] is v_in):
+            raise Refused(f"`{h.name}` carries a value from one iteration to the next")
+
+
 def _region(index) -> tuple:
     """The shape of a basic index's region (its slices' lengths)."""
     return tuple(item.length for item in index if isinstance(item, SliceSpec))

@@ -62,8 +62,8 @@ class _Cost:
         trips = _at(smax(span, 0), bounds)
         o, g = self.steps(step.body, inner)
         original = mul(trips, o)
-        if step.vector is not None:
-            return original, self.block(step.vector, bounds)[1]
+        if step.vector is not None:  # a block, or an interchanged nest
+            return original, self.step(step.vector, bounds)[1]
         return original, mul(trips, g)
 
     def block(self, block: Block, bounds):

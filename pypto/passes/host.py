@@ -55,7 +55,7 @@ def _step(step, live: set[int]):
                 break
             end = grown
         if step.vector is not None:
-            start = start | {id(h) for h in step.vector.inputs}
+            start = start | _steps((step.vector,), end)[1]
         return replace(step, body=body), live | start
     then, live_then = _steps(step.then, live)
     orelse, live_else = _steps(step.orelse, live)

@@ -28,7 +28,14 @@ from dataclasses import replace
 
 from ..function import Block, Branch, Fail, Function, HostVar, Loop
 from ..ir import Eqn, Graph, Var
-from ..lower.loop_axis import Analysis, Batcher, Merged, Refused, independent_lines
+from ..lower.loop_axis import (
+    Analysis,
+    Batcher,
+    Merged,
+    Refused,
+    independent_lines,
+    own_elements,
+)
 from ..shapes import ShapeContext, input_facts, make_guard
 from ..symbolic import affine, format_dim, free_symbols
 
@@ -45,13 +52,19 @@ def _steps(steps, facts, outside) -> tuple:
     for step in steps:
         if isinstance(step, Loop):
             body = _steps(step.body, [*facts, *step.facts(), *step.guards], outside)
-            original, step = step, replace(step, body=body)
+            ends = step.at_ends(step.guards)
+            original, step = (
+                step,
+                replace(step, body=body, ends=None if ends is None else tuple(ends)),
+            )
             try:
                 vector, when, decision = _vectorize(step, facts, outside.reads(original))
                 step = replace(step, vector=vector, when=when, decision=decision)
             except Refused as e:
                 step = replace(step, decision=f"host loop: {e}")
-                step = _lines(step, [*facts, *step.facts(), *step.guards])
+                step = _interchange(step, facts, outside.reads(original)) or _lines(
+                    step, [*facts, *step.facts(), *step.guards]
+                )
         elif isinstance(step, Branch):
             then = _steps(step.then, [*facts, *step.facts("then"), *step.then_guards], outside)
             orelse = _steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards], outside)
@@ -83,7 +96,7 @@ def _reads(steps, skip, found):
         elif isinstance(step, Loop):
             _reads(step.body, skip, found)
             if step.vector is not None:
-                found.update(id(h) for h in step.vector.inputs)
+                _reads((step.vector,), skip, found)
         elif isinstance(step, Branch):
             found.add(id(step.cond))
             _reads(step.then, skip, found)
@@ -103,7 +116,7 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     for step in loop.body:
         if isinstance(step, Block):
             blocks.append(step)
-        elif isinstance(step, Loop) and step.vector is not None:
+        elif isinstance(step, Loop) and isinstance(step.vector, Block):
             blocks.append(step.vector)
         elif isinstance(step, Loop):
             raise Refused(f"the inner loop over {step.var} stays a host loop")
@@ -118,6 +131,7 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     last = loop.start + step * (count - 1)
     # what must hold for the vector form: a non-empty range, the guards at both ends
     inner = [g for s in loop.body if isinstance(s, Loop) and s.vector is not None for g in s.when]
+    # (only blocks reach here: a loop whose vector form is an interchanged nest refused above)
     for g in [*loop.guards, *inner]:
         if affine(g.expr, var) is None:
             raise Refused(f"its assumption {g} is not linear in {var}")
@@ -145,15 +159,69 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
     return block, tuple(when), decision
 
 
+class _Fixed:
+    """What is read outside a loop nest, for the loops an interchange makes inside it."""
+
+    def __init__(self, found: set[int]):
+        self.found = found
+
+    def reads(self, loop) -> set[int]:
+        return self.found
+
+
+def _interchange(loop: Loop, facts, read_outside: set[int]) -> Loop | None:
+    """``for i: for j: body`` whose ``i`` iterations touch only their own elements (each
+    array written is indexed by ``i`` the same way at every access, ``y[i, j] =
+    f(y[i, j - 1])``): ``for j: for i: body`` is the same loop, and its inner loop may become
+    array operations over ``i`` (a recurrence along ``j``, run over all the lines at once).
+    The interchanged nest becomes ``loop.vector``, run where every guard holds at the four
+    corners (no error can come, in either order); None where this does not apply."""
+    if len(loop.body) != 1 or not isinstance(loop.body[0], Loop):
+        return None
+    inner = loop.body[0]
+    if inner.vector is not None or not inner.body:
+        return None
+    if not all(isinstance(s, Block) for s in inner.body):
+        return None
+    if any(loop.var in free_symbols(d) for d in (inner.start, inner.stop)):
+        return None
+    try:
+        own_elements(_merge(list(inner.body)), loop.var, read_outside)
+    except Refused:
+        return None
+    guards = [*loop.guards, *inner.guards]
+    at_j = inner.at_ends(guards)
+    corners = None if at_j is None else loop.at_ends(at_j)
+    if corners is None:
+        return None
+    known = ShapeContext(facts=facts)
+    when = [g for g in dict.fromkeys(corners) if known.known(g.expr, g.rel, 0) is not True]
+    swapped = Loop(loop.var, loop.start, loop.stop, loop.step, inner.body, tuple(guards))
+    outer = Loop(inner.var, inner.start, inner.stop, inner.step, (swapped,))
+    (outer,) = _steps((outer,), facts, _Fixed(read_outside))
+    if outer.body[0].vector is None:
+        return None
+    what = f"interchanged: the loop over {inner.var} outside, over {loop.var} inside"
+    return replace(loop, vector=outer, when=tuple(when), decision=f"{loop.decision}; {what}")
+
+
 def _lines(loop: Loop, facts) -> Loop:
     """A host loop whose body only carries each line's own values (a recurrence along
     independent lines: ``y[:, j] = f(y[:, j - 1])``) gets ``lines``, its body as one block that
     a target may run inside one kernel; the decision says so, or why not."""
-    if not loop.body or not all(isinstance(s, Block) for s in loop.body):
+    blocks, whens = [], []
+    for s in loop.body:  # blocks, and inner loops run as array operations (an interchange's)
+        if isinstance(s, Loop) and isinstance(s.vector, Block):
+            blocks.append(s.vector)
+            whens += s.when
+        elif isinstance(s, Block):
+            blocks.append(s)
+        else:
+            return loop
+    ends = loop.at_ends([*loop.guards, *whens])  # (inner loops' forms hold at every step)
+    if not blocks or ends is None:
         return loop
-    if loop.at_ends(loop.guards) is None:
-        return loop
-    merged = _merge(list(loop.body))
+    merged = _merge(blocks)
     known = ShapeContext(facts=facts)
 
     def same(a, b):
@@ -163,11 +231,11 @@ def _lines(loop: Loop, facts) -> Loop:
         independent_lines(merged, loop.var, same)
     except Refused as e:
         return replace(loop, decision=f"{loop.decision}; not one kernel on the GPU: {e}")
-    block = Block(
-        merged.graph, tuple(h for h, _ in merged.inputs), tuple(h for h, _ in merged.outputs)
-    )
+    graph = merged.graph  # (it relies on the inner loops' forms holding: the ends check it)
+    graph = replace(graph, guards=tuple(dict.fromkeys([*graph.guards, *whens])))
+    block = Block(graph, tuple(h for h, _ in merged.inputs), tuple(h for h, _ in merged.outputs))
     why = "a recurrence along independent lines: one kernel that loops inside on the CUDA target"
-    return replace(loop, lines=block, decision=f"{loop.decision}; {why}")
+    return replace(loop, lines=block, ends=tuple(ends), decision=f"{loop.decision}; {why}")
 
 
 def _merge(blocks) -> Merged:

@@ -103,8 +103,8 @@ def _collect(steps, out):
             out.append(step)
         elif isinstance(step, Loop):
             _collect(step.body, out)
-            if step.vector is not None:
-                out.append(step.vector)
+            if step.vector is not None:  # a block, or an interchanged nest
+                _collect((step.vector,), out)
             if step.lines is not None:
                 out.append(step.lines)
         elif isinstance(step, Branch):

@@ -1281,3 +1281,96 @@ def test_random_recurrences_along_lines_on_the_cuda_target(seed):
     short, long_ = _launches(source, make(5), rtol), _launches(source, make(12), rtol)
     assert short == long_, source
     assert _loop(source, make(5)).lines is not None, source
+
+
+# -- interchange: an element loop nest carried along its inner loop ------------------------------
+def _nest(seed: int) -> tuple[str, bool]:
+    """A random element nest ``for i: for j: y[i, j] = f(y[i, j -+ d], x[...])``, forwards or
+    backwards, with the row index sometimes shifted (``y[i - 1, j]``: rows depend on each
+    other, no interchange), a temporary, the loop variables as values; and whether its rows
+    touch only their own elements."""
+    r = np.random.default_rng(seed)
+    back, d = bool(r.integers(2)), int(r.integers(1, 3))
+    sign = 1 if back else -1
+    own = bool(r.integers(3))
+    row = "i" if own else "i - 1"
+    j = f"j + {d}" if back else f"j - {d}"
+    terms = [f"{r.choice([0.5, -0.25, 0.75])} * y[{row}, {j}]", f"t * {r.choice([1.0, 0.5])}"]
+    if r.integers(2):
+        terms.append("0.01 * i - 0.02 * j")
+    if r.integers(2):
+        terms.append(f"np.sin(x[i, j + {sign}])" if not back else "np.sin(x[i, j - 1])")
+    value = " + ".join(terms)
+    if r.integers(2):
+        value = f"np.minimum({value}, 3.0)"
+    inner = "range(x.shape[1] - 1 - d, 0, -1)" if back else "range(d, x.shape[1] - 1)"
+    inner = inner.replace("d", str(d))
+    first = "0" if own else "1"
+    source = (
+        "import numpy as np\n\n\ndef f(x, y):\n"
+        f"    for i in range({first}, x.shape[0]):\n"
+        f"        for j in {inner}:\n"
+        "            t = x[i, j] * 2.0\n"
+        f"            y[i, j] = {value}\n"
+        "    return y\n"
+    )
+    return source, own
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_element_nests_interchange_where_rows_are_their_own(seed):
+    """A nest whose rows touch only their own elements is interchanged (the row loop inside,
+    as array operations over the rows), and matches NumPy in float32 and float64; one whose
+    rows read each other keeps its order."""
+    source, own = _nest(seed)
+    fn = load(source)
+    rng = np.random.default_rng(seed)
+    for dtype in (np.float32, np.float64):
+        args = [rng.random((7, 9)).astype(dtype), rng.random((7, 9)).astype(dtype)]
+        with np.errstate(all="ignore"):
+            want = fn(*copy.deepcopy(args))
+            got = ppto.compile(fn)(*copy.deepcopy(args))
+        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        assert_same(got, want, rtol, rtol, source)
+    loop = _loop(source, args)
+    assert (isinstance(loop.vector, Loop) and "interchanged" in loop.decision) == own, source
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("seed", [s for s in range(24) if _nest(s)[1]][:8])
+def test_interchanged_nests_are_one_launch_on_the_cuda_target(seed):
+    """On the CUDA stand-in the interchanged nest is a recurrence along independent rows: one
+    kernel whose threads each run the inner loop over their row."""
+    source, _ = _nest(seed)
+    rng = np.random.default_rng(seed)
+
+    def make(n, m):
+        return [rng.random((n, m)), rng.random((n, m))]
+
+    assert _launches(source, make(5, 8)) == _launches(source, make(9, 20))
+
+
+def test_an_interchange_keeps_numpy_errors():
+    """A bound broken inside the nest: no interchange runs (its guards fail at a corner);
+    the nest runs in its own order and raises NumPy's error after the same writes."""
+    fn = load(
+        """
+import numpy as np
+
+
+def f(x, y, m):
+    for i in range(x.shape[0]):
+        for j in range(1, m):
+            y[i, j] = 0.5 * y[i, j - 1] + x[i, j]
+    return y
+"""
+    )
+    x, y = np.random.default_rng(0).random((4, 6)), np.zeros((4, 6))
+    want, got = y.copy(), y.copy()
+    with pytest.raises(IndexError) as numpy_error:
+        fn(x, want, 8)
+    with pytest.raises(IndexError) as pypto_error:
+        ppto.compile(fn)(x, got, 8)
+    np.testing.assert_array_equal(got, want)
+    assert str(numpy_error.value) in str(pypto_error.value)
+    np.testing.assert_array_equal(ppto.compile(fn)(x, y.copy(), 6), fn(x, y.copy(), 6))
