@@ -11,6 +11,7 @@ computes (``params``: C declaration and host expression). See cuda_target.py for
 from __future__ import annotations
 
 import contextlib
+import math
 
 import numpy as np
 
@@ -230,6 +231,8 @@ class KernelWriter:
     def dim_float(self, v: SymFloat) -> str:
         if self.loop is not None and any(self.loop[0] in free_symbols(e) for e, _ in v.terms):
             # (the host's Python float arithmetic, in the same order, in doubles)
+            if not all(math.isfinite(c) for c in (v.const, *(c for _, c in v.terms))):
+                raise NotInKernel("a number that is not finite")
             terms = [repr(float(v.const))]
             terms += [f"{c!r} * (double)({self.dim(e)})" for e, c in v.terms]
             return "(" + " + ".join(terms) + ")"

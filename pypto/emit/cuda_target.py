@@ -218,6 +218,8 @@ class CudaGraphEmitter:
             lines += self._kernel(k, f"{self.name}_k{i}", by_name)
         cname = f"{self.name}_loop"
         writers = self.loop_writers
+        if not writers:
+            raise NotInKernel("no kernel left to run the loop")
         self.kernels.append(loop_kernel(cname, writers, *self.loop))
         launch = _Launch(writers)
         return lines + self._launch(kernels[0], launch, cname)
@@ -239,7 +241,8 @@ class CudaGraphEmitter:
         for e in k.body.eqns:
             if id(e.out) not in self.whole_of(k):
                 continue
-            if self.loop is not None and _moves(e, self.loop[0], prod):  # (else: once, before)
+            if self.loop is not None and _moves(e, self.loop[0], self.graph.inputs):
+                # (what does not move is computed once, before the loop)
                 raise NotInKernel(f"`{e.op}` runs on the host at each step")
             code = self._host_eqn(e, prod)
             if id(e.out) in outputs:
@@ -447,10 +450,11 @@ class CudaGraphEmitter:
         )
 
 
-def _moves(e, var: str, prod) -> bool:
+def _moves(e, var: str, inputs) -> bool:
     """Whether an equation's sizes, attributes or literal operands read ``var``, or it reads
-    a value computed in the kernel (computed once before the loop, it would be stale)."""
-    if any(isinstance(a, Var) and id(a) in prod for a in e.inputs):
+    anything but the block's inputs (computed once before the loop, it would be stale)."""
+    given = {id(v) for v in inputs}
+    if any(isinstance(a, Var) and id(a) not in given for a in e.inputs):
         return True
 
     def reads(x) -> bool:

@@ -361,7 +361,7 @@ def own_elements(merged: Merged, var: str, read_outside: set[int]) -> None:
             continue
         found, axis = set(), 0
         for item in e.params["index"]:
-            if item is None:
+            if item is None or item is Ellipsis:  # (no operand axis)
                 continue
             if not isinstance(item, SliceSpec):
                 ab = affine(item, var)
@@ -400,7 +400,7 @@ def _pattern(index, var):
         elif item is None:
             return None
         else:
-            out.append("int")
+            out.append("..." if item is Ellipsis else "int")
     return tuple(out)
 
 
