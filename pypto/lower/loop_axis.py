@@ -56,6 +56,11 @@ _COMPARISONS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, 
 _AXIS_OPS = {"sum", "prod", "mean", "max", "min", "any", "all", "cumsum", "cumprod", "flip"}
 
 
+# accumulating ops -> their group (a chain mixes ops of one group) and the reduction over the
+# new axis (maximum and minimum are exact in any order, NaN included; sums reassociate)
+_ACCUMULATE = {"add": "sum", "subtract": "sum", "maximum": "max", "minimum": "min"}
+
+
 class Refused(Exception):
     """The loop stays a host loop; the message says why."""
 
@@ -139,8 +144,9 @@ class Analysis:
                         self._check(name, wix, wk, other, ix, k)
 
     def _accumulation(self, o, v_in, exempt) -> bool:
-        """``o = v_in + g`` (or ``-``), or the store of ``v_in[idx] + g`` at ``idx``, with no
-        other use of the old value or the new one inside the body."""
+        """``o = v_in + g`` (or ``-``, or ``np.maximum(v_in, g)``, ``np.minimum``), or the store
+        of ``v_in[idx] + g`` at ``idx``, with no other use of the old value or the new one
+        inside the body."""
         e = self.producer.get(id(o))
         if e is None or self.uses.get(id(o), 0) != 1:
             return False
@@ -149,14 +155,14 @@ class Analysis:
             if any(self._mentions(d) for d in _index_dims(index)):
                 return False
             add = self.producer.get(id(value)) if isinstance(value, Var) else None
-            if add is None or add.op not in ("add", "subtract") or self.uses[id(value)] != 1:
+            if add is None or add.op not in _ACCUMULATE or self.uses[id(value)] != 1:
                 return False
             if add.out.type.dtype != v_in.type.dtype:  # the store casts at every step
                 return False
             for keep in (0, 1):
                 read = add.inputs[keep]
                 r = self.producer.get(id(read)) if isinstance(read, Var) else None
-                ok = keep == 0 or add.op == "add"
+                ok = keep == 0 or add.op != "subtract"
                 if (
                     ok
                     and r is not None
@@ -172,11 +178,15 @@ class Analysis:
             return False
         # s + x, s + x - y, x + (s + y), ...: a chain of adds and subtracts with s once, on the
         # side each step keeps (s - x; never x - s), each link read only by the next
-        chain, value = [], o
+        # (or of one of maximum, minimum: np.maximum(np.maximum(s, a), b))
+        chain, value, group = [], o, None
         while value is not v_in:
             e = self.producer.get(id(value)) if isinstance(value, Var) else None
-            if e is None or e.op not in ("add", "subtract") or e.out.type.dtype.kind not in "iufc":
+            if e is None or e.op not in _ACCUMULATE or e.out.type.dtype.kind not in "iufc":
                 return False
+            if group is not None and _ACCUMULATE[e.op] != group:
+                return False
+            group = _ACCUMULATE[e.op]
             if chain and self.uses.get(id(value), 0) != 1:
                 return False
             sides = [k for k in (0, 1) if self._reads(e.inputs[k], v_in)]
@@ -879,13 +889,15 @@ class Batcher:
         return out if out.type == g.type else None
 
     def _accumulate(self, e: Eqn, keep: int):
-        """``start + g`` at every iteration: ``start + sum(g over the new axis)``."""
+        """``start + g`` at every iteration: ``start + sum(g over the new axis)`` (``max`` for
+        ``np.maximum``, ``min`` for ``np.minimum``)."""
         g = e.inputs[1 - keep]
         if not self._is_batched(g):
             raise Refused("an accumulation of the same value at every iteration")
         if id(g) in self.ragged:
             raise Refused("an accumulation of a ragged value")
-        product = self._contraction(g) if g.type.dtype == e.out.type.dtype else None
+        summed = _ACCUMULATE[e.op] == "sum"
+        product = self._contraction(g) if summed and g.type.dtype == e.out.type.dtype else None
         if product is not None:
             self.kinds.add("contraction")
             ins = [product, product]
@@ -900,8 +912,11 @@ class Batcher:
             raise Refused(f"an accumulation of {dtype} values")
         if total.type.dtype != dtype:
             total = self._apply("astype", [total], {"dtype": dtype})
-        attrs = {"axis": (0,), "keepdims": False, "dtype": dtype}
-        s = self._apply("sum", [total], attrs)
+        reduction = _ACCUMULATE[e.op]
+        attrs = {"axis": (0,), "keepdims": False}
+        if reduction == "sum":
+            attrs["dtype"] = dtype
+        s = self._apply(reduction, [total], attrs)
         self.kinds.add("reduce")
         ins = [s, s]
         ins[keep] = self._atom(e.inputs[keep])

@@ -1374,3 +1374,44 @@ def f(x, y, m):
     np.testing.assert_array_equal(got, want)
     assert str(numpy_error.value) in str(pypto_error.value)
     np.testing.assert_array_equal(ppto.compile(fn)(x, y.copy(), 6), fn(x, y.copy(), 6))
+
+
+# -- accumulations with maximum and minimum: exact in any order ------------------------------------
+EXTREMES = """
+import numpy as np
+
+
+def f(x, lo, hi, m):
+    for i in range(x.shape[0]):
+        hi[1:] = np.maximum(hi[1:], x[i, 1:])
+        lo = np.minimum(np.minimum(lo, x[i, :]), 2 * x[i, :])
+        m = np.maximum(m, x[i, 0] * 3)
+    return lo, hi, m
+"""
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_maximum_and_minimum_accumulations_are_reductions(dtype):
+    """``hi = np.maximum(hi, x[i, :])`` over ``i`` is one max over the new axis (a NaN
+    propagates as in the loop); values, dtypes and the decision as NumPy's loop."""
+    fn = load(EXTREMES)
+    rng = np.random.default_rng(3)
+    x = (rng.random((9, 5)) * 100).astype(dtype)
+    if dtype != np.int64:
+        x[4, 2] = np.nan
+    args = [x, np.full(5, 50, dtype), np.full(5, 50, dtype), dtype(7)]
+    with np.errstate(all="ignore"):
+        want = fn(*copy.deepcopy(args))
+        got = ppto.compile(fn)(*copy.deepcopy(args))
+    assert_same(got, want, 0, 0, "extremes")
+    loop = _loop(EXTREMES, args)
+    assert loop.vector is not None and "reduction" in loop.decision, loop.decision
+
+
+@pytest.mark.usefixtures("tools")
+def test_maximum_accumulations_on_the_cuda_target():
+    rng = np.random.default_rng(4)
+    args = [rng.random((9, 5)), np.zeros(5), np.ones(5), np.float64(0.5)]
+    short = _launches(EXTREMES, args)
+    args = [rng.random((40, 5)), np.zeros(5), np.ones(5), np.float64(0.5)]
+    assert _launches(EXTREMES, args) == short
