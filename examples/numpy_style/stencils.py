@@ -81,6 +81,22 @@ def gradient_diffusion_spaced(u, kappa, dx, dy):
     return ux * np.gradient(kappa, dx, axis=0) + uy * np.gradient(kappa, dy, axis=1)
 
 
+def upwind_advection(u, c, steps):
+    """First-order upwind advection with a fixed inflow value: np.diff for the fluxes,
+    np.hstack to put the boundary back."""
+    for _ in range(steps):
+        u = np.hstack([u[:1], u[1:] - c * np.diff(u)])
+    return u
+
+
+def stacked_summaries(a, b):
+    """Row means of both fields stacked, their row sums side by side, the larger of the two
+    at each point (np.vstack, np.column_stack, np.dstack)."""
+    rows = np.vstack([a, b]).mean(axis=0)
+    cols = np.column_stack([a.sum(axis=1), b.sum(axis=1)])
+    return rows, cols, np.dstack([a, b]).max(axis=2)
+
+
 def _pick(size, small, large):
     return small if size == "small" else large
 
@@ -155,6 +171,16 @@ def _gradient_spaced_inputs(size, dtype, rng):
     return u, kappa, 1.0 / (shape[0] - 1), 0.5 / (shape[1] - 1)
 
 
+def _upwind_inputs(size, dtype, rng):
+    n, steps = _pick(size, (9, 4), (400, 50))
+    return rng.uniform(1.0, 2.0, n).astype(dtype), 0.4, steps
+
+
+def _stacked_inputs(size, dtype, rng):
+    shape = _pick(size, (5, 6), (200, 150))
+    return rng.uniform(1.0, 2.0, shape).astype(dtype), rng.uniform(1.0, 2.0, shape).astype(dtype)
+
+
 CASES = [
     (jacobi_1d, _jacobi_1d_inputs),
     (jacobi_2d, _jacobi_2d_inputs),
@@ -164,4 +190,6 @@ CASES = [
     (wave_1d, _wave_inputs),
     (gradient_diffusion, _gradient_inputs),
     (gradient_diffusion_spaced, _gradient_spaced_inputs),
+    (upwind_advection, _upwind_inputs),
+    (stacked_summaries, _stacked_inputs),
 ]

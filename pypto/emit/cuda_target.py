@@ -365,7 +365,10 @@ class CudaGraphEmitter:
             empty = family(e) == "reduce" and combine_of(e).identity is None
             if empty and not isinstance(e.inputs[0], Literal):
                 axes = e.params["axis"]
-                red = self.count([e.inputs[0].type.shape[i] for i in axes])
+                dims = [e.inputs[0].type.shape[i] for i in axes]
+                if all(isinstance(d, int) for d in dims) and math.prod(dims) != 0:
+                    continue  # (never empty)
+                red = self.count(dims)
                 lines.append(f"if {red} == 0 and {self.count(e.out.type.shape)} > 0:")
                 lines.append(
                     "    raise ValueError('zero-size array to reduction operation "

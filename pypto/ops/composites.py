@@ -334,3 +334,141 @@ def _clip(a, *bounds, has_min, has_max):
 
 
 _composite("clip", clip, _clip, np.clip, (np.clip,))
+
+
+# -- vstack / hstack / dstack / column_stack (NumPy's atleast_Nd, then concatenate) -----------
+def _arrays(name, tup):
+    if not isinstance(tup, (list, tuple)) or not tup:
+        raise ArgumentError(f"{name} needs a non-empty list or tuple of arrays")
+    return tuple(tup)
+
+
+def _no_dtype(name, dtype, casting):
+    if dtype is not None or casting != "same_kind":
+        raise UnsupportedError(f"{name}() with dtype= or casting=", hint="cast with .astype()")
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Stack arrays in sequence vertically (row wise): 1-D arrays become rows."""
+    _no_dtype("vstack", dtype, casting)
+    return apply("vstack", _arrays("vstack", tup), {})
+
+
+def _atleast_2d(a):
+    a = lift(a)
+    if a.ndim == 0:
+        return reshape(a, (1, 1))
+    return expand_dims(a, 0) if a.ndim == 1 else a
+
+
+def _vstack(*arrays):
+    return concatenate([_atleast_2d(a) for a in arrays], axis=0)
+
+
+_composite("vstack", vstack, _vstack, np.vstack, (np.vstack,), aliases=("row_stack",))
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Stack arrays in sequence horizontally (column wise): 1-D arrays end to end."""
+    _no_dtype("hstack", dtype, casting)
+    return apply("hstack", _arrays("hstack", tup), {})
+
+
+def _hstack(*arrays):
+    arrays = [lift(a) for a in arrays]
+    arrays = [reshape(a, (1,)) if a.ndim == 0 else a for a in arrays]
+    return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1)
+
+
+_composite("hstack", hstack, _hstack, np.hstack, (np.hstack,))
+
+
+def dstack(tup):
+    """Stack arrays in sequence depth wise (along a third axis)."""
+    return apply("dstack", _arrays("dstack", tup), {})
+
+
+def _atleast_3d(a):
+    a = lift(a)
+    if a.ndim == 0:
+        return reshape(a, (1, 1, 1))
+    if a.ndim == 1:
+        return expand_dims(expand_dims(a, 0), 2)
+    return expand_dims(a, 2) if a.ndim == 2 else a
+
+
+def _dstack(*arrays):
+    return concatenate([_atleast_3d(a) for a in arrays], axis=2)
+
+
+_composite("dstack", dstack, _dstack, np.dstack, (np.dstack,))
+
+
+def column_stack(tup):
+    """Stack 1-D arrays as columns into a 2-D array (2-D arrays as they are)."""
+    return apply("column_stack", _arrays("column_stack", tup), {})
+
+
+def _column_stack(*arrays):
+    out = []
+    for a in arrays:
+        a = lift(a)
+        if a.ndim == 0:
+            a = reshape(a, (1, 1))
+        elif a.ndim == 1:
+            a = expand_dims(a, 1)
+        out.append(a)
+    return concatenate(out, axis=1)
+
+
+_composite("column_stack", column_stack, _column_stack, np.column_stack, (np.column_stack,))
+
+
+# -- diff -----------------------------------------------------------------------------------------
+_NONE = object()
+
+
+def diff(a, n=1, axis=-1, prepend=_NONE, append=_NONE):
+    """The n-th discrete difference along ``axis`` (``a[1:] - a[:-1]``, ``!=`` for bools),
+    after ``prepend`` and ``append`` are joined on (a scalar as one slice)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise DTypeError(f"diff's order n must be an int, got {type(n).__name__}")
+    n = int(n)
+    if n < 0:
+        raise ShapeError(f"order must be non-negative but got {n}")
+    operands = (a,) + tuple(x for x in (prepend, append) if x is not _NONE)
+    attrs = {"n": n, "axis": axis, "has_prepend": prepend is not _NONE}
+    attrs["has_append"] = append is not _NONE
+    return apply("diff", operands, attrs)
+
+
+def _diff(a, *ends, n, axis, has_prepend, has_append):
+    a = lift(a)
+    if n == 0:
+        return a
+    if a.ndim == 0:
+        raise ShapeError("diff requires input that is at least one dimensional")
+    ax = normalize_axis(axis, a.ndim)
+    ends = list(ends)
+    parts = []
+    for present in (has_prepend, has_append):
+        if not present:
+            parts.append(None)
+            continue
+        e = lift(ends.pop(0))
+        if e.ndim == 0:
+            shape = tuple(1 if k == ax else d for k, d in enumerate(a.shape))
+            e = _op("broadcast_to")(e, shape)
+        parts.append(e)
+    pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
+    if len(pieces) > 1:
+        a = concatenate(pieces, axis=ax)
+    step = _op("not_equal") if a.dtype == np.bool_ else _op("subtract")
+    for _ in range(n):
+        head = tuple(slice(1, None) if k == ax else slice(None) for k in range(a.ndim))
+        tail = tuple(slice(None, -1) if k == ax else slice(None) for k in range(a.ndim))
+        a = step(a[head], a[tail])
+    return a
+
+
+_composite("diff", diff, _diff, np.diff, (np.diff,))
