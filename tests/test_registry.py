@@ -28,7 +28,7 @@ OP_TEST_MODULES = [
     "ops.test_creation",
     "ops.test_stores",
     "ops.test_attention_op",
-    "ops.test_stacking",
+    "ops.test_numpy_functions",
 ]
 
 

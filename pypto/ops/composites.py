@@ -472,3 +472,37 @@ def _diff(a, *ends, n, axis, has_prepend, has_append):
 
 
 _composite("diff", diff, _diff, np.diff, (np.diff,))
+
+
+# -- isclose (NumPy 2's formulation) ---------------------------------------------------------
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|a - b| <= atol + rtol * |b|`` where ``b`` is finite, or ``a == b``; with
+    ``equal_nan``, NaN against NaN too."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+            raise UnsupportedError(f"isclose with a {name} that is not a number")
+    return apply(
+        "isclose", (a, b), {"rtol": float(rtol), "atol": float(atol), "equal_nan": bool(equal_nan)}
+    )
+
+
+def _isclose(a, b, rtol, atol, equal_nan):
+    x, y = lift(a), lift(b)
+    if not y._atom.type.weak:  # b in a floating type (NumPy: result_type(b, 1.0))
+        dt = np.result_type(y.dtype, 1.0)
+        if dt != y.dtype:
+            y = y.astype(dt)
+    elif y.dtype.kind in "iub":  # a Python int: float(b)
+        y = y.astype(np.float64)
+    # (NumPy computes under errstate(invalid="ignore"): inf - inf is never computed here, its
+    # pairs are not close by the isfinite test either way)
+    finite = _op("isfinite")(x) & _op("isfinite")(y)
+    xs, ys = where(finite, x, 0), where(finite, y, 0)
+    close = _op("less_equal")(_op("absolute")(xs - ys), atol + rtol * _op("absolute")(ys))
+    result = (close & finite) | _op("equal")(x, y)
+    if equal_nan:
+        result = result | (_op("isnan")(x) & _op("isnan")(y))
+    return result
+
+
+_composite("isclose", isclose, _isclose, np.isclose, (np.isclose,))

@@ -1,7 +1,7 @@
-"""vstack / hstack / dstack / column_stack and diff against NumPy (composites of
-concatenate, expand_dims, reshape, slices and subtract / not_equal): every dtype, random
-shapes (mismatched ones too: NumPy's ValueError is PyPTO's error), non-contiguous inputs,
-scalars among the arrays, NumPy's own function or PyPTO's called."""
+"""vstack / hstack / dstack / column_stack, diff and isclose against NumPy (composites of
+concatenate, expand_dims, reshape, slices, subtract / not_equal, comparisons): every dtype,
+random shapes (mismatched ones too: NumPy's error is PyPTO's error), non-contiguous inputs,
+NaN and infinities, NumPy's own function or PyPTO's called."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import pypto as ppto
 
-COVERED = {"vstack", "hstack", "dstack", "column_stack", "diff"}
+COVERED = {"vstack", "hstack", "dstack", "column_stack", "diff", "isclose"}
 STACKS = {"vstack": np.vstack, "hstack": np.hstack, "dstack": np.dstack}
 STACKS["column_stack"] = np.column_stack
 
@@ -82,3 +82,29 @@ def test_diff_errors_are_numpys():
         np.vstack([np.ones((2, 3)), np.ones((2, 4))])
     with pytest.raises(ValueError):
         ppto.vstack([x, ppto.tensor("y")]).run(x=np.ones((2, 3)), y=np.ones((2, 4)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_isclose(data):
+    shape = data.draw(shapes(max_dims=3, max_side=4))
+    a = data.draw(arrays(data.draw(dtypes()), shape))
+    other = data.draw(st.sampled_from(["same", "near", "scalar", "broadcast"]), label="b")
+    if other == "scalar":
+        b = data.draw(st.sampled_from([0, 1, 1.0, np.inf, np.nan, -2.5]))
+    elif other == "broadcast" and shape:
+        b = data.draw(arrays(data.draw(dtypes()), shape[-1:]))
+    elif other == "near" and a.dtype.kind == "f":
+        b = a * (1 + data.draw(st.sampled_from([1e-9, 1e-6, 1e-4])))
+    else:
+        b = data.draw(arrays(data.draw(dtypes()), shape))
+    kw = {"rtol": data.draw(st.sampled_from([1e-5, 0.0, 0.1]))}
+    kw["atol"] = data.draw(st.sampled_from([1e-8, 0.0, 1.0]))
+    kw["equal_nan"] = data.draw(st.booleans())
+    form = data.draw(st.sampled_from(["ppto", "np"]))
+    inputs = {"a": a} if other == "scalar" else {"a": a, "b": b}
+
+    def call(module, k):
+        return module.isclose(k["a"], k.get("b", b), **kw)
+
+    check(lambda **k: call(ppto if form == "ppto" else np, k), lambda **k: call(np, k), **inputs)
