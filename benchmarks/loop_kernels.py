@@ -7,7 +7,7 @@ returns the arrays it writes (or the scalar it accumulates).
 
 ``KERNELS`` maps a name to ``(fn, make)``; ``make(size_name, rng)`` returns the argument tuple
 for the size "small" (one NumPy run takes about 5-15 ms) or "large" (about 100-300 ms), sizes
-measured with the plain NumPy function on a 2-core machine.
+measured with the plain NumPy function on a 2-core machine, or "tiny" (for the tests).
 """
 
 from __future__ import annotations
@@ -340,10 +340,34 @@ SIZES = {  # size name -> the kernel's size parameters, tuned on the plain NumPy
     "dot_loop": {"small": (40_000,), "large": (800_000,)},
     "iir_rows": {"small": (120, 160), "large": (600, 700)},
 }
+TINY = {  # sizes for the tests (the CUDA emulator runs every thread of every launch)
+    "gemm": (4, 5, 3),
+    "gemm_ijk": (4,),
+    "syrk": (5, 4),
+    "syr2k": (5, 4),
+    "trmm": (5, 4),
+    "symm": (5, 4),
+    "lu": (5,),
+    "cholesky": (5,),
+    "durbin": (6,),
+    "gramschmidt": (6, 4),
+    "jacobi_1d": (9, 3),
+    "jacobi_2d": (6, 2),
+    "seidel_2d": (6, 2),
+    "adi": (6, 2),
+    "deriche": (5, 6),
+    "floyd_warshall": (5,),
+    "edit_distance": (4, 5),
+    "iir_rows": (4, 6),
+    "scale_shift_2d": (4, 5),
+    "scale_1d": (7,),
+    "row_shift_add": (5, 3),
+    "dot_loop": (9,),
+}
 
 
 def _make(name, size, rng):
-    s = SIZES[name][size]
+    s = TINY[name] if size == "tiny" else SIZES[name][size]
     if name == "gemm":
         ni, nj, nk = s
         return 1.5, 1.2, _r(rng, ni, nj), _r(rng, ni, nk), _r(rng, nk, nj)
