@@ -69,7 +69,8 @@ class Loop:
     # iterations a target may run inside one kernel (each thread one line, all iterations)
     lines: Block | None = None
     # the guards at both ends (``at_ends``: where they hold, every iteration's do), checked
-    # once before the loop; None: each iteration checks its own
+    # once before the loop (with ``lines``, the inner loops' forms at both ends too: the one
+    # kernel runs only where they hold); None: each iteration checks its own
     ends: tuple[Guard, ...] | None = None
 
     def count(self) -> Dim:

@@ -154,7 +154,8 @@ class FunctionEmitter:
                     self._add(depth, "else:")
                     at = depth + 1
                 rng = ", ".join(dim_code(d) for d in (step.start, step.stop))
-                ends = step.ends if step.guards else None
+                # (the guards, and for a loop run inside one kernel its inner loops' forms)
+                ends = step.ends if step.guards or step.lines is not None else None
                 flag = None
                 if ends:  # checked once: each iteration checks only where an end breaks one
                     self.count += 1

@@ -1415,3 +1415,56 @@ def test_maximum_accumulations_on_the_cuda_target():
     short = _launches(EXTREMES, args)
     args = [rng.random((40, 5)), np.zeros(5), np.ones(5), np.float64(0.5)]
     assert _launches(EXTREMES, args) == short
+
+
+INNER_FORM = """
+import numpy as np
+
+
+def f(y, k):
+    for j in range(1, y.shape[1]):
+        for i in range(k):
+            y[i, j] = y[i, j - 1] * 0.5 + 1.0
+    return y
+"""
+
+
+@pytest.mark.usefixtures("tools")
+def test_the_transpiled_cuda_path_checks_the_inner_loops_form_before_one_kernel(tmp_path):
+    """A loop without guards of its own whose inner loop runs as array operations: the one
+    kernel runs only where the inner loop's form holds at both ends (here ``k`` rows of 5:
+    NumPy's IndexError after the same writes, not a kernel past the end of ``y``)."""
+    import subprocess
+
+    from cupy_backend import make_cupy
+
+    src = tmp_path / "inner_form.py"
+    src.write_text(INNER_FORM)
+    command = [str(Path(sys.executable).parent / "pypto"), "transpile", str(src)]
+    command += ["-o", str(tmp_path / "out"), "-s", "f(f64[n,m], int)", "-q"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    sys.path.insert(0, str(tmp_path / "out"))
+    try:
+        spec = importlib.util.spec_from_file_location("inner_form_gen", tmp_path / "out" / src.name)
+        gen = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gen)
+    finally:
+        sys.path.remove(str(tmp_path / "out"))
+    gen._ORIGINAL[0] = False
+    fn = load(INNER_FORM)
+    for k in (3, 5, 6):
+        y = np.arange(35.0).reshape(5, 7)
+        want, error = y.copy(), None
+        try:
+            fn(want, k)
+        except IndexError as e:
+            error = e
+        cp = make_cupy(order="random", seed=5)
+        device = cp.device(y.copy())
+        if error is None:
+            gen.f(device, k)
+        else:
+            with pytest.raises(IndexError):
+                gen.f(device, k)
+        np.testing.assert_array_equal(_host(device), want)
