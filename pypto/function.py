@@ -21,7 +21,7 @@ render it as Python).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from .errors import ExecutionError, InternalError, PyptoError
 from .executor import execute, resolve
 from .printer import format_graph
 from .shapes import Guard, input_facts, make_guard
-from .symbolic import Dim, evaluate, format_dim
+from .symbolic import Dim, affine, evaluate, floordiv, format_dim, free_symbols, substitute
 from .types import TensorType
 from .verify import verify
 
@@ -75,8 +75,6 @@ class Loop:
 
     def count(self) -> Dim:
         """How many iterations the range has (when it is not empty)."""
-        from .symbolic import floordiv
-
         span = self.stop - self.start if self.step > 0 else self.start - self.stop
         s = abs(self.step)
         return span if s == 1 else floordiv(span + s - 1, s)
@@ -85,10 +83,6 @@ class Loop:
         """``guards`` at the first and the last iteration: where those hold (and the range is
         not empty), every iteration's hold (each is linear in the loop variable). None when
         one is not linear, or is a ``!=`` on the variable (it may fail between the ends)."""
-        from dataclasses import replace
-
-        from .symbolic import affine, free_symbols, substitute
-
         last = self.start + self.step * (self.count() - 1)
         out = []
         for g in guards:

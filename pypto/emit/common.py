@@ -39,14 +39,12 @@ def read_bindings(bindings: list[str], code: str) -> list[str]:
     return [b for b in bindings if re.search(rf"\b{b.split('=')[0].strip()}\b", code)]
 
 
-def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
-    """Every size symbol a graph's code names: in shapes, attributes, literals, floats that
-    depend on sizes and (``chunks``) the blocks of chunked kernels."""
+def eqn_symbols(e) -> set[str]:
+    """The size symbols an equation's code names: its result's shape, its attributes, its
+    literals, floats that depend on sizes."""
     from ..printer import symbols_in
 
     found: set[str] = set()
-    for v in plan.graph.inputs:
-        symbols_in(v.type.shape, found)
 
     def floats(value):
         if isinstance(value, SymFloat):
@@ -56,14 +54,26 @@ def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
             for v in value:
                 floats(v)
 
+    symbols_in(e.out.type.shape, found)
+    symbols_in(e.attrs, found)
+    floats(e.attrs)
+    for a in e.inputs:
+        if isinstance(a, Literal):
+            symbols_in(a.value, found)
+            floats(a.value)
+    return found
+
+
+def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
+    """Every size symbol a graph's code names: in shapes, attributes, literals, floats that
+    depend on sizes and (``chunks``) the blocks of chunked kernels."""
+    from ..printer import symbols_in
+
+    found: set[str] = set()
+    for v in plan.graph.inputs:
+        symbols_in(v.type.shape, found)
     for e in plan.graph.eqns:
-        symbols_in(e.out.type.shape, found)
-        symbols_in(e.attrs, found)
-        floats(e.attrs)
-        for a in e.inputs:
-            if isinstance(a, Literal):
-                symbols_in(a.value, found)
-                floats(a.value)
+        found |= eqn_symbols(e)
     if chunks:
         for k in plan.kernels:
             if k.chunking is not None:

@@ -43,7 +43,7 @@ from ..lower.kernel import combine_of
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat, free_symbols
+from ..symbolic import free_symbols
 from . import runtime
 from .common import (
     attention_args,
@@ -53,6 +53,7 @@ from .common import (
     const_code,
     dim_code,
     dtype_code,
+    eqn_symbols,
     graph_symbols,
     ident,
     literal_code,
@@ -459,22 +460,9 @@ def _moves(e, var: str, inputs) -> bool:
     given = {id(v) for v in inputs}
     if any(isinstance(a, Var) and id(a) not in given for a in e.inputs):
         return True
-
-    def reads(x) -> bool:
-        if isinstance(x, Expr):
-            return var in free_symbols(x)
-        if isinstance(x, SymFloat):
-            return any(var in free_symbols(t) for t, _ in x.terms)
-        if isinstance(x, Literal):
-            return reads(x.value)
-        if isinstance(x, (tuple, list)):
-            return any(reads(y) for y in x)
-        if isinstance(x, dict):
-            return any(reads(y) for y in x.values())
-        return False
-
-    shapes = [e.out.type.shape, *(a.type.shape for a in e.inputs)]
-    return reads(shapes) or reads(list(e.inputs)) or reads(dict(e.attrs))
+    return var in eqn_symbols(e) or any(
+        var in free_symbols(d) for a in e.inputs for d in a.type.shape
+    )
 
 
 class _Launch:

@@ -195,33 +195,30 @@ class FunctionEmitter:
         guards hold at both ends); False where the block is not one in-place elementwise
         kernel (the host loop runs it)."""
         from .cuda_kernels import NotInKernel
-        from .cuda_target import CudaGraphEmitter
 
-        plan = self.plans[id(loop.lines)]
-        name = f"{self.p}_b{len(self.blocks)}"
-        emitter = CudaGraphEmitter(plan, name, loop=(loop.var, loop.step))
         try:
-            cuda_source, source = emitter.render()
+            name, emitter = self._render(loop.lines, loop)
         except NotInKernel:
             return False
-        self.const_sources.append(emitter.module_source(cuda_source))
-        self.emitters.append(emitter)
-        self.blocks.append(source)
-        args = ["cp", *(self.host(h) for h in loop.lines.inputs)]
-        args += [f"{ident(s)}={ident(s)}" for s in emitter.free if s not in ("_lo", "_hi")]
-        args += [f"_lo={dim_code(loop.start)}", f"_hi={dim_code(loop.stop)}"]
-        outs = ", ".join(self.host(h) for h in loop.lines.outputs)
         self._add(depth, f"if {flag or 'True'}:  # the loop over {loop.var}: one kernel")
-        self._add(depth + 1, f"{outs}, = {name}({', '.join(args)})")
+        bounds = {"_lo": dim_code(loop.start), "_hi": dim_code(loop.stop)}
+        self._call(loop.lines, name, emitter, depth + 1, bounds)
         return True
 
     def _block(self, block: Block, depth):
+        name, emitter = self._render(block)
+        self._call(block, name, emitter, depth)
+
+    def _render(self, block: Block, loop: Loop | None = None):
+        """The block's function (and its module data) on this target; ``loop``: with that
+        loop's iterations inside its kernel (CUDA; raises NotInKernel where they cannot be)."""
         plan = self.plans[id(block)]
         name = f"{self.p}_b{len(self.blocks)}"
         if self.cuda:
             from .cuda_target import CudaGraphEmitter
 
-            emitter = CudaGraphEmitter(plan, name)
+            inside = None if loop is None else (loop.var, loop.step)
+            emitter = CudaGraphEmitter(plan, name, loop=inside)
             cuda_source, source = emitter.render()
             self.const_sources.append(emitter.module_source(cuda_source))
         else:
@@ -231,10 +228,16 @@ class FunctionEmitter:
             self.const_sources.append(emitter.module_source())
         self.emitters.append(emitter)
         self.blocks.append(source)
+        return name, emitter
+
+    def _call(self, block: Block, name, emitter, depth, bounds=None):
+        """``outputs, = block(inputs, *, sizes)`` (``bounds``: values of named parameters)."""
+        bounds = bounds or {}
         args = (["cp"] if self.cuda else []) + [self.host(h) for h in block.inputs]
-        args += [f"{ident(s)}={ident(s)}" for s in emitter.free]
+        args += [f"{ident(s)}={bounds.get(s, ident(s))}" for s in emitter.free]
         outs = [self.host(h) for h in block.outputs]
         call = f"{name}({', '.join(args)})"
+        plan = self.plans[id(block)]
         lines = "".join(source_lines(k).strip().replace("# ", " ") for k in plan.kernels[:1])
         where = f"  #{lines}" if lines else ""
         if outs:

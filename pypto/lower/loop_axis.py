@@ -295,13 +295,7 @@ def independent_lines(merged: Merged, var: str, same) -> None:
     written only by the thread of ``p``, so each thread can run all the iterations in order.
     ``same(a, b)`` decides sizes. Raises ``Refused`` with the reason otherwise."""
     g = merged.graph
-    root: dict[int, Var] = {id(v): v for v in g.inputs}
-    written = {
-        id(root[id(e.inputs[0])]) for e in g.eqns if e.op == "store" and id(e.inputs[0]) in root
-    }
-    for e in g.eqns:  # (a store chain: each store's output is its base's root)
-        if e.op == "store" and id(e.inputs[0]) in root:
-            root[id(e.out)] = root[id(e.inputs[0])]
+    root, written = _roots(g)
     patterns: dict[int, set] = {}
     derived: set[int] = set()  # values read from a written array, or computed from one
     lines = []  # the shape of every such value (all must be the same)
@@ -330,12 +324,9 @@ def independent_lines(merged: Merged, var: str, same) -> None:
         if e.op != "getitem" and any(isinstance(a, Var) and id(a) in derived for a in operands):
             derived.add(id(e.out))
             lines.append(e.out.type.shape)
-    for h, o in merged.outputs:
-        v_in = next((v for hh, v in merged.inputs if hh is h), None)
-        if not (isinstance(o, Var) and id(o) in root and v_in is not None and root[id(o)] is v_in):
-            raise Refused(f"`{h.name}` is not an array written in place")
+    _in_place(merged, root, set(), "is not an array written in place", temporaries=False)
     for key in written:
-        name = next(v.name for v in g.inputs if id(v) == key)
+        name = root[key].name
         found = patterns.get(key, set())
         if None in found:
             raise Refused(f"`{name}` is accessed at a slice that moves with {var}")
@@ -355,11 +346,7 @@ def own_elements(merged: Merged, var: str, read_outside: set[int]) -> None:
     the same element, whatever the other loop does, so the two loops may run in either order.
     Raises ``Refused`` with the reason otherwise."""
     g = merged.graph
-    root: dict[int, Var] = {id(v): v for v in g.inputs}
-    for e in g.eqns:
-        if e.op == "store" and id(e.inputs[0]) in root:
-            root[id(e.out)] = root[id(e.inputs[0])]
-    written = {id(root[id(e.out)]) for e in g.eqns if e.op == "store" and id(e.out) in root}
+    root, written = _roots(g)
     axes: dict[int, set] = {}
     for e in g.eqns:
         base = e.inputs[0] if e.op in ("getitem", "store") else None
@@ -382,14 +369,32 @@ def own_elements(merged: Merged, var: str, read_outside: set[int]) -> None:
         axes[r] = found if r not in axes else axes[r] & found
     for key in written:
         if not axes.get(key):
-            name = next(v.name for v in g.inputs if id(v) == key)
+            name = root[key].name
             raise Refused(f"`{name}` is not indexed by {var} the same way at each access")
+    _in_place(merged, root, read_outside, "carries a value from one iteration to the next")
+
+
+def _roots(g: Graph):
+    """The array each value of a store chain writes into (id(value) -> graph input: the
+    inputs themselves, each store's output its base's), and the ids of the inputs written."""
+    root: dict[int, Var] = {id(v): v for v in g.inputs}
+    for e in g.eqns:
+        if e.op == "store" and id(e.inputs[0]) in root:
+            root[id(e.out)] = root[id(e.inputs[0])]
+    written = {id(root[id(e.out)]) for e in g.eqns if e.op == "store" and id(e.out) in root}
+    return root, written
+
+
+def _in_place(merged: Merged, root, read_outside, why: str, temporaries=True) -> None:
+    """Every value the body hands on is an array it read, written in place (its store chain);
+    with ``temporaries``, also a value each iteration makes before reading it and nothing after
+    the loop reads. Raises ``Refused`` (``why`` after the name) otherwise."""
     for h, o in merged.outputs:
         v_in = next((v for hh, v in merged.inputs if hh is h), None)
-        if v_in is None and id(h) not in read_outside:  # a temporary of each iteration
+        if temporaries and v_in is None and id(h) not in read_outside:
             continue
         if not (isinstance(o, Var) and id(o) in root and v_in is not None and root[id(o)] is v_in):
-            raise Refused(f"`{h.name}` carries a value from one iteration to the next")
+            raise Refused(f"`{h.name}` {why}")
 
 
 def _region(index) -> tuple:

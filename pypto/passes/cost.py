@@ -58,8 +58,7 @@ class _Cost:
             b = self.steps(step.orelse, bounds)
             return smax(a[0], b[0]), smax(a[1], b[1])
         inner = {**bounds, step.var: step.stop if step.step > 0 else step.start}
-        span = step.stop - step.start if step.step > 0 else step.start - step.stop
-        trips = _at(smax(span, 0), bounds)
+        trips = _at(smax(step.count(), 0), bounds)  # (a step of 2: half the span)
         o, g = self.steps(step.body, inner)
         original = mul(trips, o)
         if step.vector is not None:  # a block, or an interchanged nest
