@@ -69,6 +69,27 @@ def test_a_read_before_a_write_does_not_see_the_write():
     same_as_numpy(copy_then_write, np.arange(4.0))
 
 
+# -- an empty slice of a kept reduction axis (fuzz seed 11002859) --------------------------------
+def empty_slice_of_a_kept_axis(x0, x1):
+    t2 = x1.min(keepdims=True)
+    return np.mean(np.concatenate([t2[1:], x0]))
+
+
+def sliced_kept_axes(x):
+    m = x.max(axis=1, keepdims=True)
+    return m[:, 1:] + 1.0, np.concatenate([m[:, :0], x], axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_slice_of_a_kept_reduction_axis_is_that_slice(dtype):
+    """``x.min(keepdims=True)[1:]`` is empty: fused into a concatenation, the reduction was
+    emitted whole (the kept axis' region was dropped) and its element joined the result."""
+    same_as_numpy(
+        empty_slice_of_a_kept_axis, np.array([1.584], dtype), np.array([-1.111], dtype), rtol=1e-6
+    )
+    same_as_numpy(sliced_kept_axes, np.arange(12.0, dtype=dtype).reshape(3, 4), rtol=1e-6)
+
+
 # -- two reductions of one value (a buffer reused before its last reader ran) -----------------
 def two_reductions(x, y):
     v = np.sin(y)

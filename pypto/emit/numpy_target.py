@@ -635,19 +635,26 @@ class GraphEmitter:
             axes, keep = attrs["axis"], attrs["keepdims"]
             a = e.inputs[0]
             it = iter(region)
-            ar = []
+            ar, kept = [], []  # the operand's region; a kept axis' own region (or None)
             for i, d in enumerate(a.type.shape):
                 if i in axes:
                     ar.append((0, d))
                     if keep:
-                        next(it)
+                        kept.append(next(it))
                 else:
                     ar.append(next(it))
+                    kept.append(None)
             kw = f"axis={axes!r}, keepdims={keep}"
             if attrs.get("dtype") is not None:
                 kw += f", dtype=np.{attrs['dtype'].name}"
             fn = op.numpy[0].__name__  # np.sum, np.max, ...
-            return f"np.{fn}({self._value(a, tuple(ar), ctx)}, {kw})"
+            code = f"np.{fn}({self._value(a, tuple(ar), ctx)}, {kw})"
+            if keep and any(r is not None and tuple(r) != (0, 1) for r in kept):
+                # a region that leaves out the kept axis' one element (``x.min(keepdims=True)
+                # [1:]``: empty)
+                cut = [":" if r is None else f"{self.dim(r[0])}:{self.dim(r[1])}" for r in kept]
+                code = f"{code}[{', '.join(cut)}]"
+            return code
         if fam == "scan" and self.sweep and self.sweep[0] is e and region == self.sweep[1]:
             # a batch of a sweep: row by row, each the previous row (carried across batches
             # in _prev) stepped with the input's row, NumPy's own order of operations
