@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from .bindings import device_module
+from .bindings import device_module, is_dask_array
 from .emit.cuda_target import compile_graph_cuda
 from .emit.host import compile_function
 from .emit.numpy_target import compile_graph
@@ -30,6 +30,10 @@ def run_graph(plan: GraphPlan, values: list, env: dict) -> list:
     cp = device_module(values)
     if cp is not None:  # GPU arrays: the CUDA target
         return compile_graph_cuda(plan, cp)(values, env)
+    if any(is_dask_array(v) for v in values):  # dask arrays: the Dask target
+        from .emit.dask_target import run_graph_dask
+
+        return run_graph_dask(plan, values, env)
     if backend() == "reference":
         return run_plan(plan, values, env)
     try:
@@ -55,6 +59,16 @@ def run_compiled(fn: Function, plans: dict, original=None):
 
     def run(arguments, env):
         cp = device_module(arguments.values())
+        if cp is None and any(is_dask_array(v) for v in arguments.values()):
+            from .emit.dask_target import run_graph_dask, write_back
+
+            return run_function(
+                fn,
+                arguments,
+                env,
+                lambda b, v, e: run_graph_dask(plans[id(b)], v, e),
+                write=write_back,
+            )
         if cp is None:
             return host(arguments, env)
 

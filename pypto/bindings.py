@@ -15,6 +15,21 @@ def is_device_array(value) -> bool:
     return all(hasattr(value, a) for a in ("__cuda_array_interface__", "dtype", "shape"))
 
 
+def is_dask_array(value) -> bool:
+    """A dask array (``dask.array.Array``): the Dask target (emit/dask_target.py)."""
+    return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
+
+
+def check_dask(name: str, value, what: str = "argument") -> None:
+    """A dask array's chunk sizes must be known (PyPTO plans with its shape)."""
+    if any(c != c for cs in value.chunks for c in cs):  # NaN: not known
+        raise BindingError(
+            f"{what} {name!r} is a dask array of unknown chunk sizes",
+            hint="call x.compute_chunk_sizes() first",
+            code="PPT406",
+        )
+
+
 def device_module(values):
     """The CuPy module for the first GPU array among ``values``, or None (all on the host). The
     emulator's stand-in marks its arrays with the module to use (``_pypto_cupy``)."""

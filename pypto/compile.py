@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .bindings import dtype_of, is_device_array, refuse_foreign, symbolic_shape
+from .bindings import (
+    check_dask,
+    dtype_of,
+    is_dask_array,
+    is_device_array,
+    refuse_foreign,
+    symbolic_shape,
+)
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
 from .types import ArgSpec, TensorType
@@ -67,8 +74,9 @@ class CompiledFunction:
             fn_ir, env = found
         else:
             specs, env, key = _specialize(arguments)
-            gpu = any(is_device_array(v) for v in arguments.values())
-            fn_ir = self._lookup(key, env, stored=not gpu)  # (the cache has NumPy programs)
+            # (the cache has NumPy programs)
+            other = any(is_device_array(v) or is_dask_array(v) for v in arguments.values())
+            fn_ir = self._lookup(key, env, stored=not other)
             if fn_ir is None:
                 fn_ir = self._stored(specs, env, key, arguments) or self._compile(specs, env, key)
             if seen is not None:
@@ -104,8 +112,8 @@ class CompiledFunction:
 
     def _stored(self, specs, env, key, arguments):
         """A specialization an earlier process compiled (pypto/cache.py), or None."""
-        if any(is_device_array(v) for v in arguments.values()):
-            return None  # the CUDA target: compiled here
+        if any(is_device_array(v) or is_dask_array(v) for v in arguments.values()):
+            return None  # the CUDA and Dask targets: compiled here
         ckey = self._cache_key(key)
         if ckey is None:
             return None
@@ -319,7 +327,9 @@ def _specialize(arguments: dict):
 
 def _describe_arg(name, value, env):
     refuse_foreign(name, value, "argument")
-    if isinstance(value, np.ndarray) or is_device_array(value):
+    if is_dask_array(value):
+        check_dask(name, value)
+    if isinstance(value, np.ndarray) or is_device_array(value) or is_dask_array(value):
         dtype = dtype_of(name, value.dtype, "argument")
         ones = tuple(s == 1 for s in value.shape)
         dims = symbolic_shape(name, value.shape, env)

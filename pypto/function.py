@@ -259,27 +259,31 @@ def _verify_steps(steps, facts):
 
 
 # -- execution ------------------------------------------------------------------------------------
-def run_function(fn: Function, args: dict, env: dict, run_block=None, run_lines=None):
+def run_function(fn: Function, args: dict, env: dict, run_block=None, run_lines=None, write=None):
     """Run ``fn`` on bound arguments (name -> value) with size-symbol values ``env``; performs
     the writebacks into argument arrays and returns the function's result. ``run_block(block,
     values, env)`` runs one block (default: its graph on the reference executor);
     ``run_lines(loop, values, env)`` a loop's ``lines`` block with the iterations inside its
-    kernel (``env`` has the range as ``_lo``, ``_hi``), or None where the target cannot."""
+    kernel (``env`` has the range as ``_lo``, ``_hi``), or None where the target cannot.
+    ``write(target, final)`` writes an argument's final value into it (default: np.copyto)."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
     try:
         _run_steps(fn.body, host, dict(env), run_block or _reference, run_lines)
     except PyptoError:  # the writes made before the error are made, as NumPy makes them
-        _write_back(fn, host, args)
+        _write_back(fn, host, args, write)
         raise
-    _write_back(fn, host, args)
+    _write_back(fn, host, args, write)
     return _result(fn.result, host, args, env)
 
 
-def _write_back(fn: Function, host: dict, args: dict) -> None:
+def _write_back(fn: Function, host: dict, args: dict, write=None) -> None:
     for name, hv in fn.writebacks:
         final, target = host.get(id(hv)), args[name]
         if final is not None and final is not target:
-            np.copyto(target, final, casting="unsafe")
+            if write is not None:
+                write(target, final)
+            else:
+                np.copyto(target, final, casting="unsafe")
 
 
 def _reference(block, values, env):

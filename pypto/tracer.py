@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from . import api
-from .bindings import dtype_of, is_device_array, refuse_foreign
+from .bindings import check_dask, dtype_of, is_dask_array, is_device_array, refuse_foreign
 from .builder import GraphBuilder
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, api_boundary
@@ -66,6 +66,9 @@ def _bound_value(name: str, value):
     refuse_foreign(name, value)
     if python_scalar_type(value) is not None or isinstance(value, np.generic):
         return value
+    if is_dask_array(value):  # the Dask target: kept lazy
+        check_dask(name, value, "input")
+        return value
     if not isinstance(value, np.ndarray) and not is_device_array(value):
         try:
             value = np.asarray(value)
@@ -80,7 +83,8 @@ def _abstract(name: str, value) -> TensorType:
     pytype = python_scalar_type(value)
     if pytype is not None and pytype is not bool:
         return TensorType(weak_dtype(pytype), (), weak=True)
-    return TensorType(dtype_of(name, np.result_type(value)), tuple(np.shape(value)))
+    dtype = value.dtype if is_dask_array(value) else np.result_type(value)
+    return TensorType(dtype_of(name, dtype), tuple(np.shape(value)))
 
 
 def _input_type(node: api.Node, t: TensorType, named: dict) -> TensorType:
@@ -251,7 +255,7 @@ _STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _host_only(values) -> bool:
     from .bindings import device_module
 
-    return device_module(values) is None
+    return device_module(values) is None and not any(is_dask_array(v) for v in values)
 
 
 def _state(graph) -> list:

@@ -146,6 +146,8 @@ def value_idents(plan: GraphPlan) -> dict[int, str]:
     names = {k: "v_" + ident(v) for k, v in plan.names.items()}
     symbols = {ident(s) for v in plan.graph.inputs for d in v.type.shape for s in free_symbols(d)}
     for v in plan.graph.inputs:
+        if v.name is None:  # a value of another plan (the Dask target's kernels): its name
+            continue
         name = ident(v.name)
         while name in symbols:
             name += "_in"

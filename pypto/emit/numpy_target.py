@@ -107,6 +107,7 @@ class GraphEmitter:
         self.views: set[str] = set()  # locals holding transposed, sliced or flipped views
         self.user_ops: dict[str, object] = {}
         self.consts: dict[str, np.ndarray] = {}
+        self.inline_blocks = False  # a chunked kernel's block inline (the Dask target's tasks)
 
     def module_names(self) -> dict:
         """What the rendered function reads from its module besides the prelude."""
@@ -208,14 +209,14 @@ class GraphEmitter:
         pre = self.pre = _Ctx(self.out, {})
         if k.accumulate is not None:  # out = a @ b + X, out in X's memory: BLAS adds a @ b
             product = k.body.eqns[0]
-            a, b = (self._value(x, self._full(x), pre) for x in product.inputs)
+            a, b = (self._value(x, self._heavy_region(x), pre) for x in product.inputs)
             self.out.add(f"_gemm_acc({a}, {b}, {self.names[id(k.outputs[0])]})")
             return
         # values computed whole before the blocks: products, attention, user operators
         self.whole: dict[int, str] = {}
         for e in heavy:
             local = f"{self.names[id(e.out)]}_whole"
-            code = self._eqn(e, self._full(e.out), pre)
+            code = self._eqn(e, self._heavy_region(e.out), pre)
             target = self._product_target(k, e)
             if target is not None:  # the product straight into the kernel's output buffer;
                 self.out.add(f"{code[:-1]}, out={target})")  # its epilogue works in place
@@ -235,7 +236,7 @@ class GraphEmitter:
             self.uses[id(v)] = self.uses.get(id(v), 0) + 1
         part = Lines()
         part.indent = self.out.indent + 1
-        self.scratch, self.slots = c is not None, 0
+        self.scratch, self.slots = c is not None and not self.inline_blocks, 0
         if self.scratch:
             part.add("_bufs = _take()")
         scan = next((e for e in k.body.eqns if family(e) == "scan"), None)
@@ -278,11 +279,11 @@ class GraphEmitter:
             part.lines += block.lines
         else:
             self._outputs(k, region, c, part)
-        self.scratch = False
-        if c is not None:
+        if self.scratch:
             part.add("_give(_bufs)")
+        self.scratch = False
         idle = [line.strip() for line in part.lines] == ["_bufs = _take()", "_give(_bufs)"]
-        if c is None:  # one block: its statements inline
+        if c is None or self.inline_blocks:  # one block: its statements inline
             self.out.lines += [line[4:] for line in part.lines]
         elif idle:  # the product alone (written straight into the output): no blocks to run
             pass
@@ -316,7 +317,8 @@ class GraphEmitter:
             return None
         if not self.plan.same(scan.out.type.shape, self.kernel.domain):
             return None
-        return f"{self.names[id(scan.out)]}[{self._index(batch, scan.out.type.shape)}]"
+        at = self._at(scan.out, batch)
+        return f"{self.names[id(scan.out)]}[{self._index(at, scan.out.type.shape)}]"
 
     def _product_target(self, k, e):
         """The output buffer a matrix product may be written into directly: the kernel's only
@@ -347,7 +349,7 @@ class GraphEmitter:
                 writes.append(self._store(stores[id(v)], region, ctx))
             else:
                 r = self._output_region(v, region, c)
-                index = self._index(r, v.type.shape) or "..."
+                index = self._index(self._at(v, r), v.type.shape) or "..."
                 target = f"{self.names[id(v)]}[{index}]"
                 code = self._value(v, r, ctx, out=target)
                 if code != target and not (code == "_blk" and self.sweep[2] == target):
@@ -372,7 +374,7 @@ class GraphEmitter:
         value = e.inputs[1]
         vr = self._broadcast_region(value, region, self.kernel.domain)
         code = self._value(value, vr, ctx) if isinstance(value, Var) else self._literal(value)
-        items, axis = [], 0
+        items, axis, base_axis = [], 0, 0  # the region's axis, the array's
         for item in s.index:
             if item is Ellipsis:
                 items.append("...")
@@ -383,19 +385,43 @@ class GraphEmitter:
                 lo, hi = region[axis]
                 start = item.start + item.step * lo
                 stop = item.start + item.step * hi
+                origin = self._origin(s.out, base_axis)
+                start, stop = start - origin, stop - origin
+                base_axis += 1
                 if item.step > 0:
                     items.append(f"{self.dim(start)}:{self.dim(stop)}:{item.step}")
                 else:
                     items.append(f"_slc({self.dim(start)}, {self.dim(stop)}, {item.step})")
                 axis += 1
             else:
-                items.append(self.dim(item))
+                items.append(self.dim(item - self._origin(s.out, base_axis)))
+                base_axis += 1
         index = ", ".join(items) if items else "()"  # x[()] = v, as the user wrote it
         return f"{self.names[id(s.out)]}[{index}] = {code}"
 
     # -- values over regions -----------------------------------------------------------------
     def _full(self, v):
         return tuple((0, d) for d in v.type.shape)
+
+    def _heavy_region(self, v):
+        """Where a product, attention or user operator is computed (before the blocks): whole."""
+        return self._full(v)
+
+    def _origin(self, v, axis):
+        """The index along ``axis`` where the array holding ``v`` starts (0: it is the whole
+        value; the Dask target's blocks hold a slab)."""
+        return 0
+
+    def _at(self, v, region):
+        """``region`` of ``v`` in the array that holds it."""
+        return tuple(
+            (lo - self._origin(v, a), hi - self._origin(v, a)) for a, (lo, hi) in enumerate(region)
+        )
+
+    def _direct(self, v) -> bool:
+        """Whether ``v`` is an array the kernel reads from memory as it is (views of it are
+        subscripts of it)."""
+        return id(v) in self.inputs or id(v) in self.whole
 
     def _value(self, v, region, ctx, out=None) -> str:
         """The code of ``v`` over ``region``; with ``out`` (a kernel output's slice), a map
@@ -416,7 +442,8 @@ class GraphEmitter:
                 return direct
         name = self.whole.get(id(v), self.names[id(v)])
         if id(v) in self.inputs or id(v) in self.whole:
-            code = f"{name}[{self._index(region, v.type.shape)}]" if v.type.rank else name
+            at = self._at(v, region)
+            code = f"{name}[{self._index(at, v.type.shape)}]" if v.type.rank else name
             if code.endswith("[]"):
                 code = name
             ctx.memo[key] = code
@@ -689,15 +716,17 @@ class GraphEmitter:
         if fam == "index":
             return self._reorder(e, region, ctx)
         if fam in ("contraction", "attention", "custom"):
-            if region != self._full(e.out):
+            if region != self._heavy_region(e.out):
                 raise InternalError(f"{e.op} is computed whole")
             args = [
-                self._value(a, self._full(a), ctx) if isinstance(a, Var) else self._literal(a)
+                self._value(a, self._heavy_region(a), ctx)
+                if isinstance(a, Var)
+                else self._literal(a)
                 for a in e.inputs
             ]
             if e.op == "attention":
                 q, k, v, scale, mask = attention_args(args, attrs)
-                shape = self._shape(e.out.type.shape)
+                shape = self._shape(tuple(hi - lo for lo, hi in region))
                 dt = f"np.{e.out.type.dtype.name}"
                 return (
                     f"_attention({q}, {k}, {v}, {scale}, {mask}, {attrs['scale_op']!r}, "
@@ -759,7 +788,7 @@ class GraphEmitter:
             return self._reshape(a, m, region, ctx)
         if isinstance(m, Pieces):
             return self._concatenate(e, m, region, ctx)
-        direct = id(a) in self.inputs or id(a) in self.whole
+        direct = self._direct(a)
         if direct and m.reads and m.fixed() and not e.out.type.rank:
             name = self.whole.get(id(a), self.names[id(a)])  # one element: a[i, j]
             return f"{name}[{', '.join(self.dim(r.offset) for r in m.reads)}]"

@@ -1,0 +1,298 @@
+"""The Dask target: a Plan run as a Dask graph, each kernel one task per block.
+
+``run_graph_dask(plan, values, env)`` takes the graph's inputs (dask arrays, NumPy arrays,
+scalars) and returns its outputs as dask arrays: nothing is computed until the user computes
+(or persists) them. Kernel by kernel, in the Plan's order:
+
+* a **chunked** kernel (the Plan's ``Chunking``: an axis of its domain every value follows)
+  becomes one task per block of that axis. The Plan's chunk axis is the Dask chunk axis: the
+  blocks are the chunks of the kernel's first input that varies along it (a slice
+  assignment's base first, so a time loop keeps its arrays' chunks), shifted by the offset it is
+  read at; each input is rechunked once to whole other axes. An input read at offsets (a
+  stencil) arrives as the slab of rows its block reads, its halo included (Dask's getitem and
+  concatenate make it: ``map_overlap``'s job). A slice assignment's output is its base with
+  the block's rows written: the first and last blocks take the rows before and after the
+  assigned region, so the output has the base's chunks and no ``setitem`` task exists.
+* any other kernel (a reduction along every axis it could be split on, a user operator, a
+  product with symbolic offsets) is one task over whole arrays.
+
+Each task runs the NumPy target's code for its kernel (emit/dask_blocks.py) through the
+trampoline ``pypto.emit.dask_runtime.run``. Task keys name the kernel:
+``pypto-<kernel>-<token>``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..bindings import is_dask_array
+from ..ir import Literal
+from ..passes.plan import GraphPlan, Kernel
+from ..symbolic import Sym, evaluate
+from .dask_blocks import KernelPrograms, programs
+from .dask_runtime import Args, pick, run
+
+_COUNTER = itertools.count()
+TASK_BYTES = 64 << 20  # blocks of about this size when no input's chunks say otherwise
+
+
+def run_graph_dask(plan: GraphPlan, values: list, env: dict) -> list:
+    import dask.array as da
+
+    graph = plan.graph
+    vals: dict[int, object] = {id(v): x for v, x in zip(graph.inputs, values)}
+    for v, array in graph.consts:
+        vals[id(v)] = array
+    for k in plan.kernels:
+        outs = _kernel(plan, k, vals, env, da)
+        for v, x in zip(k.outputs, outs):
+            vals[id(v)] = x
+    results = []
+    for a in graph.outputs:
+        if isinstance(a, Literal):
+            results.append(a.value)
+            continue
+        x = vals[id(a)]
+        results.append(x if is_dask_array(x) or not isinstance(x, np.ndarray) else da.asarray(x))
+    return results
+
+
+def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da) -> list:
+    progs = programs(plan, k)
+    consts = {id(v) for v, _ in plan.graph.consts}
+    symbols = (
+        {name: _int(evaluate(Sym(s), env)) for name, s in progs.block.symbols}
+        if progs.block
+        else {}
+    )
+    if progs.block is not None:
+        bounds = _bounds(k, progs, vals, env)
+        if bounds is not None and len(bounds) > 2:
+            return _blocked(k, progs, vals, env, bounds, symbols, consts, da)
+    return _whole(k, progs, vals, env, consts, da)
+
+
+def _int(x):
+    return int(x) if isinstance(x, (int, np.integer)) else x
+
+
+def _name(k: Kernel) -> str:
+    return f"pypto-{k.name}-{next(_COUNTER):x}"
+
+
+def _shape(v, env) -> tuple:
+    return tuple(int(evaluate(d, env)) for d in v.type.shape)
+
+
+def _boundaries(chunks) -> list[int]:
+    return [0, *itertools.accumulate(chunks)]
+
+
+def _bounds(k: Kernel, progs: KernelPrograms, vals: dict, env: dict):
+    """The block boundaries along the kernel's chunk axis: from the chunks of its first dask
+    input that follows the axis (a slice assignment's base first, then one read at offset 0),
+    else about TASK_BYTES per block."""
+    c = k.chunking
+    n = int(evaluate(c.extent, env))
+    if n <= 1:
+        return None
+    bases = {id(s.base) for s in k.stores}
+    order = sorted(
+        range(len(k.inputs)),
+        key=lambda i: (
+            id(k.inputs[i]) not in bases,
+            progs.slabs[i] is None or progs.slabs[i][1:] != (0, 0),
+        ),
+    )
+    for i in order:
+        slab, x = progs.slabs[i], vals[id(k.inputs[i])]
+        if slab is None or not is_dask_array(x):
+            continue
+        axis, lo, _hi = slab
+        found = sorted({min(max(b - lo, 0), n) for b in _boundaries(x.chunks[axis])} | {0, n})
+        return found
+    per_row = max(1, sum(np.dtype(v.type.dtype).itemsize for v in k.outputs))
+    for a, d in enumerate(k.domain):
+        if a != c.axis:
+            per_row *= max(1, int(evaluate(d, env)))
+    rows = max(1, TASK_BYTES // per_row)
+    blocks = max(1, math.ceil(n / rows))
+    step = math.ceil(n / blocks)
+    return [*range(0, n, step), n]
+
+
+def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -> list:
+    from dask.highlevelgraph import HighLevelGraph
+
+    name = _name(k)
+    prog_key = f"{name}-program"
+    layer: dict = {prog_key: progs.block}
+    deps = []
+    blocks = list(itertools.pairwise(bounds))
+    nb = len(blocks)
+    stores = {id(s.out): s for s in k.stores}
+    out_shapes = [_shape(v, env) for v in k.outputs]
+    # per output j: per block (p, q), its rows in the output (a slice assignment's: the first
+    # and last blocks take the rows before and after its region)
+    out_rows = []
+    for j in range(len(k.outputs)):
+        axis, start = progs.outs[j]
+        if start is None:
+            out_rows.append(blocks)
+            continue
+        start = int(evaluate(start, env)) if not isinstance(start, int) else start
+        rows = [(start + s, start + e) for s, e in blocks]
+        rows[0] = (0, rows[0][1])
+        rows[-1] = (rows[-1][0], out_shapes[j][axis])
+        out_rows.append(rows)
+    # per input: per block, its slab (lo, hi) along its axis
+    args_per_block = [[] for _ in blocks]
+    kw_per_block = [dict(symbols, _s=s, _e=e) for s, e in blocks]
+    sub_inputs = [i for i, v in enumerate(k.inputs) if id(v) not in consts]
+    for j_sub, i in enumerate(sub_inputs):
+        v = k.inputs[i]
+        x = vals[id(v)]
+        slab = progs.slabs[i]
+        if slab is None:
+            key = _whole_key(x, da, layer, deps)
+            for b in range(nb):
+                args_per_block[b].append(key)
+            continue
+        axis, lo, hi = slab
+        spans = [(s + lo, e + hi) for s, e in blocks]
+        for j, v2 in enumerate(k.outputs):
+            st = stores.get(id(v2))
+            if st is not None and st.base is v:
+                spans = [(min(a, p), max(z, q)) for (a, z), (p, q) in zip(spans, out_rows[j])]
+        keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
+        for b in range(nb):
+            args_per_block[b].append(keys[b])
+            kw_per_block[b][f"_o{j_sub}"] = spans[b][0]
+    for j, (_axis, start) in enumerate(progs.outs):
+        if start is not None:
+            for b in range(nb):
+                kw_per_block[b][f"_p{j}"], kw_per_block[b][f"_q{j}"] = out_rows[j][b]
+    for b in range(nb):
+        layer[(name, b)] = (run, prog_key, Args(kw_per_block[b]), *args_per_block[b])
+    outs = []
+    one = len(k.outputs) == 1
+    for j, v in enumerate(k.outputs):
+        axis = progs.outs[j][0]
+        shape = out_shapes[j]
+        chunks = tuple(
+            tuple(q - p for p, q in out_rows[j]) if a == axis else (d,) for a, d in enumerate(shape)
+        )
+        out_name = name if one else f"{name}-out{j}"
+        out_layer = layer if one else {}
+        for b in range(nb):
+            key = (out_name, *(b if a == axis else 0 for a in range(len(shape))))
+            if one:  # the task itself (its one result)
+                layer[key] = (pick, layer.pop((name, b)), 0)
+            else:
+                out_layer[key] = (pick, (name, b), j)
+        outs.append((out_name, out_layer, chunks, v))
+    graph_layers = {}
+    main = HighLevelGraph.from_collections(name, layer, dependencies=deps)
+    results = []
+    for out_name, out_layer, chunks, v in outs:
+        if out_name == name:
+            g = main
+        else:
+            g = graph_layers.get(out_name)
+            if g is None:
+                g = HighLevelGraph(
+                    {**main.layers, out_name: out_layer},
+                    {**main.dependencies, out_name: {name}},
+                )
+        meta = np.empty((0,) * v.type.rank, v.type.dtype)
+        results.append(da.Array(g, out_name, chunks, meta=meta))
+    return results
+
+
+def _whole_key(x, da, layer, deps):
+    """A key (or the value itself) for an input a task reads whole."""
+    if is_dask_array(x):
+        if x.ndim == 0:
+            deps.append(x)
+            return (x.name,)
+        whole = x.rechunk(x.shape) if x.npartitions > 1 else x
+        deps.append(whole)
+        return (whole.name, *([0] * x.ndim))
+    if isinstance(x, np.ndarray) and x.ndim:
+        key = f"pypto-const-{next(_COUNTER):x}"
+        layer[key] = x
+        return key
+    return x
+
+
+def _slab_keys(x, axis, spans, shape, da, layer, deps):
+    """Per block, a key of the slab ``spans[b]`` of ``x`` along ``axis`` (whole other axes)."""
+    if not is_dask_array(x):
+        x = da.from_array(np.asarray(x), chunks=-1)
+    # whole other axes; along the axis the chunks are kept (a block's slab is one of them, or
+    # made from the ones it meets)
+    want = {a: (x.chunks[a] if a == axis else -1) for a in range(x.ndim)}
+    if any(len(x.chunks[a]) > 1 for a in range(x.ndim) if a != axis):
+        x = x.rechunk(want)
+    bounds = _boundaries(x.chunks[axis])
+    keys = []
+    pieces = {}
+    for lo, hi in spans:
+        if lo in bounds and hi in bounds and bounds.index(hi) == bounds.index(lo) + 1:
+            keys.append((x.name, *(bounds.index(lo) if a == axis else 0 for a in range(x.ndim))))
+            if x.name not in pieces:
+                pieces[x.name] = x
+            continue
+        index = tuple(slice(lo, hi) if a == axis else slice(None) for a in range(x.ndim))
+        slab = x[index]
+        slab = slab.rechunk(slab.shape) if slab.npartitions > 1 else slab
+        pieces[slab.name] = slab
+        keys.append((slab.name, *([0] * x.ndim)))
+    deps.extend(pieces.values())
+    return keys
+
+
+def _whole(k, progs: KernelPrograms, vals, env, consts, da) -> list:
+    from dask.highlevelgraph import HighLevelGraph
+
+    name = _name(k)
+    prog_key = f"{name}-program"
+    prog = progs.whole
+    layer: dict = {prog_key: prog}
+    deps: list = []
+    args = [_whole_key(vals[id(v)], da, layer, deps) for v in k.inputs if id(v) not in consts]
+    kw = {n: _int(evaluate(Sym(s), env)) for n, s in prog.symbols}
+    layer[(name,)] = (run, prog_key, Args(kw), *args)
+    main = HighLevelGraph.from_collections(name, layer, dependencies=deps)
+    results = []
+    for j, v in enumerate(k.outputs):
+        shape = _shape(v, env)
+        out_name = f"{name}-out{j}"
+        key = (out_name, *([0] * len(shape)))
+        g = HighLevelGraph(
+            {**main.layers, out_name: {key: (pick, (name,), j)}},
+            {**main.dependencies, out_name: {name}},
+        )
+        meta = np.empty((0,) * v.type.rank, v.type.dtype)
+        results.append(da.Array(g, out_name, tuple((d,) for d in shape), meta=meta))
+    return results
+
+
+def write_back(target, final) -> None:
+    """A slice assignment into a dask array argument: the array becomes its new value, as
+    dask's own ``x[...] = v`` makes it (its graph replaced; nothing computed)."""
+    import dask.array as da
+
+    if not is_dask_array(target):
+        np.copyto(target, np.asarray(final), casting="unsafe")
+        return
+    y = final if is_dask_array(final) else da.asarray(final)
+    if y.dtype != target.dtype:
+        y = y.astype(target.dtype, casting="unsafe")
+    target._meta, target.dask, target._name, target._chunks = y._meta, y.dask, y.name, y.chunks
+
+
+__all__ = ["is_dask_array", "run_graph_dask", "write_back"]
