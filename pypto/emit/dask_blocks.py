@@ -24,8 +24,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
+import numpy as np
+
 from ..errors import InternalError
-from ..ir import Graph
+from ..ir import Graph, Var
 from ..passes.plan import Buffer, GraphPlan, Kernel
 from ..symbolic import Sym
 from .common import dtype_code, graph_symbols, ident
@@ -102,7 +104,14 @@ def _programs(plan: GraphPlan, k: Kernel) -> KernelPrograms:
 
 def _program(emitter: GraphEmitter, symbols) -> Program:
     source = emitter.render()
-    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    h = hashlib.sha256(source.encode())  # the key names what the code runs: source, constants,
+    for name, array in sorted(emitter.consts.items()):  # user operators
+        h.update(f"{name}{array.dtype.str}{array.shape}".encode())
+        h.update(np.ascontiguousarray(array).tobytes())
+    for name, impl in sorted(emitter.user_ops.items()):
+        where = f"{getattr(impl, '__module__', '')}.{getattr(impl, '__qualname__', '')}"
+        h.update(f"{name}={where}:{id(impl)}".encode())
+    key = h.hexdigest()[:20]
     return Program(key, source, emitter.name, emitter.module_names(), tuple(symbols))
 
 
@@ -258,4 +267,205 @@ class BlockEmitter(GraphEmitter):
         return "\n".join(lines.lines) + "\n"
 
 
-__all__ = ["KernelPrograms", "NotBlockable", "Program", "programs", "sub_plan"]
+# -- reductions along the chunk axis: partial, combine, finalize -----------------------------
+@dataclasses.dataclass(frozen=True)
+class Reduction:
+    """One reduction of a tree: its partial values combine with ``combine`` (a NumPy ufunc's
+    name) over ``axes``; ``count``: a mean's number of elements (its partials are sums)."""
+
+    combine: str
+    axes: tuple
+    keepdims: bool
+    count: object  # Dim or None
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeProgram:
+    partial: Program  # a block's partial reductions (keepdims), on slabs as BlockEmitter's
+    slabs: tuple  # per input of ``partial``: (axis, lo, hi) or None (read whole)
+    inputs: tuple  # the kernel's inputs ``partial`` takes (its constants are its own)
+    axis: int  # the domain axis the blocks split (a reduced one)
+    reductions: tuple  # per reduction: Reduction
+    final: Program | None  # the maps after the reductions, over whole arrays
+    final_inputs: tuple  # per argument of ``final``: ("reduction", i) or ("input", Var)
+    outputs: tuple  # per kernel output: ("reduction", i) or ("final", j)
+
+
+def tree_program(plan: GraphPlan, k: Kernel) -> TreeProgram | None:
+    """A reduction kernel as partial reductions per block of a reduced axis, their combination
+    (a tree) and the maps after them; None where its body does not split so."""
+    cache = plan.__dict__.setdefault("_dask_trees", {})
+    if id(k) not in cache:
+        try:
+            cache[id(k)] = _tree(plan, k)
+        except (NotBlockable, InternalError):
+            cache[id(k)] = None
+    return cache[id(k)]
+
+
+def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
+    from ..lower.families import family
+    from ..ops.reductions import COMBINE
+    from ..passes.chunk import follow
+    from ..passes.plan import Chunking
+
+    if k.kind != "reduction" or not k.reduced or k.stores:
+        raise NotBlockable("not a reduction")
+    reduces = [e for e in k.body.eqns if family(e) == "reduce"]
+    axes = {e.params["axis"] for e in reduces}
+    if len(axes) != 1:
+        raise NotBlockable("reductions over different axes")
+    (red_axes,) = axes
+    for e in reduces:
+        if e.op not in COMBINE or not plan.same(e.inputs[0].type.shape, k.domain):
+            raise NotBlockable("a reduction not over the domain")
+    # the prologue: what the reductions read; the epilogue: the rest
+    need = {id(e.inputs[0]) for e in reduces}
+    prologue = []
+    for e in reversed(k.body.eqns):
+        if id(e.out) in need and family(e) != "reduce":
+            prologue.append(e)
+            need |= {id(a) for a in e.inputs}
+    prologue.reverse()
+    inner = {id(e.out) for e in prologue}
+    epilogue = [e for e in k.body.eqns if id(e.out) not in inner and family(e) != "reduce"]
+    reduced_ids = {id(e.out) for e in reduces}
+    for e in epilogue:
+        if any(id(a) in inner for a in e.inputs):
+            raise NotBlockable("the maps after the reductions read the values before them")
+    axis = red_axes[0]
+    inputs = tuple(v for v in k.inputs if id(v) in need)
+    tops = tuple(dict.fromkeys(e.inputs[0] for e in reduces))  # the values reduced
+    pk = Kernel(k.name, "elementwise", k.domain, Graph(inputs, (), tuple(prologue), tops))
+    tags = follow(pk, axis, plan.same)
+    if tags is None:
+        raise NotBlockable("the reduced axis cannot be followed through the prologue")
+    pk.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
+    slabs = []
+    for v in inputs:
+        tag = tags.get(id(v))
+        offs = () if tag is None else tuple(tag[1])
+        if tag is None or not v.type.rank or not all(isinstance(o, int) for o in offs):
+            slabs.append(None)
+        else:
+            slabs.append((tag[0], min(offs), max(offs)))
+    sub = sub_plan(plan, pk)
+    emitter = PartialEmitter(sub, f"{ident(k.name)}_partial", reduces, tuple(slabs))
+    symbols = sorted(graph_symbols(sub, chunks=False) | emitter.reduce_symbols())
+    emitter.symbols = symbols
+    partial = _program(emitter, tuple((ident(s), s) for s in symbols))
+    reductions = []
+    for e in reduces:
+        count = None
+        if e.op == "mean":
+            count = 1
+            for a in red_axes:
+                count = count * e.inputs[0].type.shape[a]
+        reductions.append(Reduction(COMBINE[e.op].__name__, red_axes, e.params["keepdims"], count))
+    outputs, final, final_inputs = [], None, ()
+    made = [v for v in k.outputs if id(v) not in reduced_ids]
+    if made:
+        made_here = {id(x.out) for x in epilogue}
+        ins = list(
+            dict.fromkeys(
+                a
+                for e in epilogue
+                for a in e.inputs
+                if isinstance(a, Var) and id(a) not in made_here
+            )
+        )
+        ek = Kernel(
+            k.name,
+            "elementwise",
+            made[0].type.shape,
+            Graph(tuple(ins), (), tuple(epilogue), tuple(made)),
+        )
+        esub = sub_plan(plan, ek)
+        final = _whole(esub, f"{k.name}_final")
+        index = {id(e.out): i for i, e in enumerate(reduces)}
+        consts = {id(v) for v, _ in plan.graph.consts}
+        final_inputs = tuple(
+            ("reduction", index[id(a)]) if id(a) in index else ("input", a)
+            for a in ins
+            if id(a) not in consts
+        )
+    index = {id(e.out): i for i, e in enumerate(reduces)}
+    j = 0
+    for v in k.outputs:
+        if id(v) in index:
+            outputs.append(("reduction", index[id(v)]))
+        else:
+            outputs.append(("final", j))
+            j += 1
+    consts = {id(v) for v, _ in plan.graph.consts}
+    taken = tuple(v for v in inputs if id(v) not in consts)
+    graph_slabs = tuple(s for v, s in zip(inputs, slabs) if id(v) not in consts)
+    return TreeProgram(
+        partial, graph_slabs, taken, axis, tuple(reductions), final, final_inputs, tuple(outputs)
+    )
+
+
+class PartialEmitter(BlockEmitter):
+    """A block's partial reductions: each reduction over the block's rows of the split axis
+    (and the whole of its other reduced axes), kept dims; what it reads on slabs."""
+
+    def __init__(self, sub: GraphPlan, name: str, reduces, slabs):
+        super().__init__(sub, name, slabs, ())
+        self.reduces = reduces
+
+    def reduce_symbols(self) -> set[str]:
+        from .common import eqn_symbols
+
+        found: set[str] = set()
+        for e in self.reduces:
+            found |= eqn_symbols(e)
+        return found
+
+    def _render(self) -> str:
+        from ..lower.kernel import lower_kernel
+        from .numpy_target import _Ctx
+
+        g, k = self.graph, self.k
+        params = ", ".join(self.names[id(v)] for v in g.inputs)
+        keys = ["_s", "_e"]
+        keys += [f"_o{j}" for j, v in enumerate(g.inputs) if id(v) in self.origins]
+        keys += [ident(s) for s in self.symbols]
+        self.free = list(self.symbols)
+        head = [f"def {self.name}({params}{', ' if params else ''}*, {', '.join(keys)}):"]
+        for i, (v, array) in enumerate(g.consts):
+            self.consts[f"_c{i}"] = array
+            self.out.add(f"{self.names[id(v)]} = {self.consts_name}[{f'_c{i}'!r}]")
+        c = k.chunking
+        self.kernel, self.tags = k, c.follows
+        self.inputs = {id(v) for v in k.inputs}
+        self.low = lower_kernel(k, self.plan.same, set())
+        self.pre = _Ctx(self.out, {})
+        self.whole, self.uses, self.fresh = {}, {}, set()
+        ctx = _Ctx(self.out, {})
+        region = tuple((_S, _E) if a == c.axis else (0, d) for a, d in enumerate(k.domain))
+        results = []
+        for i, e in enumerate(self.reduces):
+            a = e.inputs[0]
+            attrs = e.params
+            dtype = attrs.get("dtype") or (e.out.type.dtype if e.op == "mean" else None)
+            if e.op == "mean" and attrs.get("dtype") is None and dtype == np.float16:
+                dtype = np.dtype(np.float32)  # NumPy's mean of float16 sums in float32
+            fn = "sum" if e.op == "mean" else e.op
+            kw = f"axis={attrs['axis']!r}, keepdims=True"
+            if dtype is not None:
+                kw += f", dtype=np.{np.dtype(dtype).name}"
+            self.out.add(f"_r{i} = np.{fn}({self._value(a, region, ctx)}, {kw})")
+            results.append(f"_r{i}")
+        self.out.add(f"return ({', '.join(results)},)")
+        return "\n".join(head + self.out.lines) + "\n"
+
+
+__all__ = [
+    "KernelPrograms",
+    "NotBlockable",
+    "Program",
+    "TreeProgram",
+    "programs",
+    "sub_plan",
+    "tree_program",
+]

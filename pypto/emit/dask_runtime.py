@@ -9,6 +9,8 @@ source is compiled once per worker process (cached by its hash).
 
 from __future__ import annotations
 
+import numpy as np
+
 _COMPILED: dict[str, object] = {}
 
 
@@ -38,9 +40,42 @@ def run(program, args: Args, *arrays):
     return fn(*arrays, **args.kw)
 
 
+def combine(reductions, *partials):
+    """Partial reductions (tuples, one value per reduction) combined: each reduction's
+    ``combine`` ufunc over the split axis, kept dims."""
+    out = []
+    for i, r in enumerate(reductions.kw["reductions"]):
+        parts = [p[i] for p in partials]
+        axis = r.axes[0]
+        whole = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+        out.append(getattr(np, r.combine).reduce(whole, axis=axis, keepdims=True))
+    return tuple(out)
+
+
+def finish(program, args: Args, combined, *arrays):
+    """The reductions' values (a mean divided by its count, reduced dims dropped unless
+    kept), then the maps after them (``program``, or None)."""
+    values = []
+    for r, count, cast, p in zip(
+        args.kw["reductions"], args.kw["counts"], args.kw["casts"], combined
+    ):
+        if count is not None:
+            p = np.true_divide(p, count)
+        if cast is not None:
+            p = p.astype(cast)
+        values.append(p if r.keepdims else np.squeeze(p, axis=r.axes))
+    made = ()
+    if program is not None:
+        ins, extra = [], iter(arrays)
+        for kind, i in args.kw["wiring"]:
+            ins.append(values[i] if kind == "reduction" else next(extra))
+        made = run(program, Args(args.kw["symbols"]), *ins)
+    return tuple(values[i] if kind == "reduction" else made[i] for kind, i in args.kw["outputs"])
+
+
 def pick(results, i: int):
     """Output ``i`` of a task that makes several."""
     return results[i]
 
 
-__all__ = ["Args", "pick", "run"]
+__all__ = ["Args", "combine", "finish", "pick", "run"]

@@ -32,8 +32,8 @@ from ..bindings import is_dask_array
 from ..ir import Literal
 from ..passes.plan import GraphPlan, Kernel
 from ..symbolic import Sym, evaluate
-from .dask_blocks import KernelPrograms, programs
-from .dask_runtime import Args, pick, run
+from .dask_blocks import KernelPrograms, TreeProgram, programs, tree_program
+from .dask_runtime import Args, combine, finish, pick, run
 
 _COUNTER = itertools.count()
 TASK_BYTES = 64 << 20  # blocks of about this size when no input's chunks say otherwise
@@ -72,6 +72,12 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da) -> list:
         bounds = _bounds(k, progs, vals, env)
         if bounds is not None and len(bounds) > 2:
             return _blocked(k, progs, vals, env, bounds, symbols, consts, da)
+    elif k.chunking is None:
+        tree = tree_program(plan, k)
+        if tree is not None:
+            bounds = _tree_bounds(k, tree, vals, env)
+            if len(bounds) > 2:
+                return _tree(k, tree, vals, env, bounds, da)
     return _whole(k, progs, vals, env, consts, da)
 
 
@@ -89,6 +95,103 @@ def _shape(v, env) -> tuple:
 
 def _boundaries(chunks) -> list[int]:
     return [0, *itertools.accumulate(chunks)]
+
+
+SPLIT_EVERY = 8  # partial reductions a combine task takes
+
+
+def _tree_bounds(k: Kernel, tree: TreeProgram, vals: dict, env: dict) -> list[int]:
+    n = int(evaluate(k.domain[tree.axis], env))
+    for v, slab in zip(tree.inputs, tree.slabs):
+        x = vals[id(v)]
+        if slab is not None and is_dask_array(x):
+            axis, lo, _hi = slab
+            return sorted({min(max(b - lo, 0), n) for b in _boundaries(x.chunks[axis])} | {0, n})
+    return [0, n]
+
+
+def _tree(k: Kernel, tree: TreeProgram, vals, env, bounds, da) -> list:
+    """Partial reductions per block, combined SPLIT_EVERY at a time, then the maps after them."""
+    from dask.highlevelgraph import HighLevelGraph
+
+    name = _name(k)
+    layer: dict = {}
+    deps: list = []
+    part_key = f"pypto-program-{tree.partial.key}"
+    layer[part_key] = tree.partial
+    symbols = {n: _int(evaluate(Sym(s), env)) for n, s in tree.partial.symbols}
+    blocks = list(itertools.pairwise(bounds))
+    args = [[] for _ in blocks]
+    kws = [dict(symbols, _s=s, _e=e) for s, e in blocks]
+    for j, (v, slab) in enumerate(zip(tree.inputs, tree.slabs)):
+        x = vals[id(v)]
+        if slab is None:
+            key = _whole_key(x, da, layer, deps)
+            for b in range(len(blocks)):
+                args[b].append(key)
+            continue
+        axis, lo, hi = slab
+        spans = [(s + lo, e + hi) for s, e in blocks]
+        keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
+        for b in range(len(blocks)):
+            args[b].append(keys[b])
+            kws[b][f"_o{j}"] = spans[b][0]
+    level = [(name, b) for b in range(len(blocks))]
+    for b in range(len(blocks)):
+        layer[level[b]] = (run, part_key, Args(kws[b]), *args[b])
+    meta = Args({"reductions": tree.reductions})
+    depth = 0
+    while len(level) > 1:
+        depth += 1
+        groups = [level[i : i + SPLIT_EVERY] for i in range(0, len(level), SPLIT_EVERY)]
+        level = []
+        for g, group in enumerate(groups):
+            key = (f"pypto-combine-{name[6:]}", depth, g)
+            layer[key] = (combine, meta, *group)
+            level.append(key)
+    counts = [None if r.count is None else int(evaluate(r.count, env)) for r in tree.reductions]
+    casts = [
+        np.dtype(np.float16) if c is not None and e_dtype == np.float16 else None
+        for c, e_dtype in zip(counts, _reduction_dtypes(k))
+    ]
+    final_kw = {
+        "reductions": tree.reductions,
+        "counts": counts,
+        "casts": casts,
+        "wiring": [(kind, i if kind == "reduction" else 0) for kind, i in tree.final_inputs],
+        "outputs": list(tree.outputs),
+        "symbols": {},
+    }
+    extra = []
+    final_key = None
+    if tree.final is not None:
+        final_key = f"pypto-program-{tree.final.key}"
+        layer[final_key] = tree.final
+        final_kw["symbols"] = {n: _int(evaluate(Sym(s), env)) for n, s in tree.final.symbols}
+        for kind, v in tree.final_inputs:
+            if kind == "input":
+                extra.append(_whole_key(vals[id(v)], da, layer, deps))
+    done = (f"pypto-finish-{name[6:]}",)
+    layer[done] = (finish, final_key, Args(final_kw), level[0], *extra)
+    results = []
+    main = HighLevelGraph.from_collections(done[0], layer, dependencies=deps)
+    for j, v in enumerate(k.outputs):
+        shape = _shape(v, env)
+        out_name = f"pypto-out{j}-{name[6:]}"
+        key = (out_name, *([0] * len(shape)))
+        g = HighLevelGraph(
+            {**main.layers, out_name: {key: (pick, done, j)}},
+            {**main.dependencies, out_name: {done[0]}},
+        )
+        meta_v = np.empty((0,) * v.type.rank, v.type.dtype)
+        results.append(da.Array(g, out_name, tuple((d,) for d in shape), meta=meta_v))
+    return results
+
+
+def _reduction_dtypes(k: Kernel) -> list:
+    from ..lower.families import family
+
+    return [e.out.type.dtype for e in k.body.eqns if family(e) == "reduce"]
 
 
 def _bounds(k: Kernel, progs: KernelPrograms, vals: dict, env: dict):
@@ -128,7 +231,7 @@ def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -
     from dask.highlevelgraph import HighLevelGraph
 
     name = _name(k)
-    prog_key = f"{name}-program"
+    prog_key = f"pypto-program-{progs.block.key}"  # one key however often the kernel runs
     layer: dict = {prog_key: progs.block}
     deps = []
     blocks = list(itertools.pairwise(bounds))
@@ -185,7 +288,7 @@ def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -
         chunks = tuple(
             tuple(q - p for p, q in out_rows[j]) if a == axis else (d,) for a, d in enumerate(shape)
         )
-        out_name = name if one else f"{name}-out{j}"
+        out_name = name if one else f"pypto-out{j}-{name[6:]}"
         out_layer = layer if one else {}
         for b in range(nb):
             key = (out_name, *(b if a == axis else 0 for a in range(len(shape))))
@@ -259,18 +362,26 @@ def _whole(k, progs: KernelPrograms, vals, env, consts, da) -> list:
     from dask.highlevelgraph import HighLevelGraph
 
     name = _name(k)
-    prog_key = f"{name}-program"
     prog = progs.whole
+    prog_key = f"pypto-program-{prog.key}"
     layer: dict = {prog_key: prog}
     deps: list = []
     args = [_whole_key(vals[id(v)], da, layer, deps) for v in k.inputs if id(v) not in consts]
     kw = {n: _int(evaluate(Sym(s), env)) for n, s in prog.symbols}
-    layer[(name,)] = (run, prog_key, Args(kw), *args)
+    task = (run, prog_key, Args(kw), *args)
+    if len(k.outputs) == 1:  # the task itself is the output's one chunk
+        v = k.outputs[0]
+        shape = _shape(v, env)
+        layer[(name, *([0] * len(shape)))] = (pick, task, 0)
+        g = HighLevelGraph.from_collections(name, layer, dependencies=deps)
+        meta = np.empty((0,) * v.type.rank, v.type.dtype)
+        return [da.Array(g, name, tuple((d,) for d in shape), meta=meta)]
+    layer[(name,)] = task
     main = HighLevelGraph.from_collections(name, layer, dependencies=deps)
     results = []
     for j, v in enumerate(k.outputs):
         shape = _shape(v, env)
-        out_name = f"{name}-out{j}"
+        out_name = f"pypto-out{j}-{name[6:]}"
         key = (out_name, *([0] * len(shape)))
         g = HighLevelGraph(
             {**main.layers, out_name: {key: (pick, (name,), j)}},

@@ -1,0 +1,307 @@
+"""The Dask target on a real cluster: ``distributed.LocalCluster`` with 2 worker processes.
+
+Every result is compared with NumPy running the same function on the same (computed) inputs;
+the graphs are checked for what the target promises: one PyPTO task per kernel per block, no
+``setitem``, chunks kept through time loops, both workers used, nothing computed before the
+user computes, and a task function that pickles by reference.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import pypto as ppto
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+# -- the corpus: ordinary NumPy functions ------------------------------------------------------
+def elementwise(x, y):
+    return np.sin(x) + np.cos(y) * 2.0
+
+
+def softmax(x):
+    m = x.max(axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def attention(Q, K, V):
+    s = Q @ K.T / np.sqrt(Q.shape[-1])
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    return (p / p.sum(axis=-1, keepdims=True)) @ V
+
+
+def diffusion(A, B, T):
+    for _ in range(T):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+    return A
+
+
+def heat_2d(u, T):
+    for _ in range(T):
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * (
+            u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+        )
+    return u
+
+
+def cumsum_rows(x):
+    return np.cumsum(x, axis=1) * 0.5
+
+
+def cumsum_cols(x):
+    return np.cumsum(x, axis=0) + 1.0
+
+
+def dense_relu(x, W, b):
+    return np.maximum(x @ W + b, 0.0)
+
+
+def column_sums(x):
+    return (x * x).sum(axis=0)
+
+
+def total(x):
+    return np.abs(x).sum() + x.max()
+
+
+def row_stats(x):
+    return x.mean(axis=1), x.std(axis=1)
+
+
+def column_means(x):
+    return x.mean(axis=0)
+
+
+def spread(x):
+    return x.max(axis=0) - x.min(axis=0)
+
+
+def any_below(x):
+    return (x < -2).any(axis=0)
+
+
+def column_norms(x, b):
+    return np.sqrt((x * x).sum(axis=0, keepdims=True)) + b
+
+
+CORPUS = {
+    "elementwise": elementwise,
+    "softmax": softmax,
+    "attention": attention,
+    "cumsum_rows": cumsum_rows,
+    "cumsum_cols": cumsum_cols,
+    "dense_relu": dense_relu,
+    "column_sums": column_sums,
+    "total": total,
+    "row_stats": row_stats,
+    "column_means": column_means,
+    "spread": spread,
+    "any_below": any_below,
+    "column_norms": column_norms,
+}
+COMPILED = {name: ppto.compile(fn) for name, fn in CORPUS.items()}
+DIFFUSION = ppto.compile(diffusion)
+HEAT = ppto.compile(heat_2d)
+
+
+def _inputs(name, dtype, rng, n=120, m=90):
+    def r(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    if name == "elementwise":
+        return [r(n, m), r(n, m)]
+    if name == "attention":
+        return [r(n, 16), r(m, 16), r(m, 24)]
+    if name == "dense_relu":
+        return [r(n, m), r(m, 32), r(32)]
+    if name == "column_norms":
+        return [r(n, m), r(m)]
+    return [r(n, m)]
+
+
+def _tolerance(dtype):
+    return 2e-4 if np.dtype(dtype) == np.float32 else 1e-10
+
+
+def _same(got, want, dtype):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w, dtype)
+        return
+    assert isinstance(got, da.Array), type(got)
+    value = got.compute()
+    assert np.asarray(value).dtype == np.asarray(want).dtype
+    assert np.shape(value) == np.shape(want)
+    np.testing.assert_allclose(value, want, rtol=_tolerance(dtype), atol=_tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_corpus_matches_numpy_on_the_cluster(client, name, dtype):
+    rng = np.random.default_rng(len(name))
+    arrays = _inputs(name, dtype, rng)
+    want = CORPUS[name](*arrays)
+    # row blocks, and square blocks (rechunked once on entry to the Plan's chunk axis)
+    for chunks in ((40, -1), (40, 30)):
+        lazy = [da.from_array(a, chunks=chunks[: a.ndim]) for a in arrays]
+        _same(COMPILED[name](*lazy), want, dtype)
+
+
+REDUCTIONS = ("column_sums", "total", "column_means", "spread", "any_below", "column_norms")
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_along_the_chunk_axis_are_trees(client, name):
+    """Partial reductions per block, combined 8 at a time, the maps after them last: no task
+    reads the whole input."""
+    rng = np.random.default_rng(7)
+    arrays = _inputs(name, "float64", rng, n=400, m=30)
+    lazy = [da.from_array(arrays[0], chunks=(25, -1)), *arrays[1:]]
+    got = COMPILED[name](*lazy)
+    assert _pypto_tasks(got)["k0"] == 16  # one partial per block
+    keys = _keys(got)
+    assert sum("pypto-combine" in k for k in keys) == 3  # 16 -> 2 -> 1
+    _same(got, CORPUS[name](*arrays), "float64")
+
+
+def test_integer_and_boolean_reductions(client):
+    x = np.random.default_rng(8).integers(-50, 50, (300, 7)).astype(np.int32)
+    for name in ("column_sums", "spread", "any_below", "column_means"):
+        got = COMPILED[name](da.from_array(x, chunks=(40, 7)))
+        want = CORPUS[name](x)
+        value = got.compute()
+        assert value.dtype == want.dtype
+        np.testing.assert_allclose(value, want, rtol=1e-12)
+
+
+def test_mixing_dask_and_numpy_inputs(client):
+    rng = np.random.default_rng(1)
+    x, W, b = _inputs("dense_relu", "float64", rng)
+    got = COMPILED["dense_relu"](da.from_array(x, chunks=(30, -1)), W, b)
+    _same(got, dense_relu(x, W, b), "float64")
+
+
+def _pypto_tasks(array) -> dict:
+    """Keys of PyPTO's kernel tasks (per kernel name) in the optimized graph."""
+    (opt,) = dask.optimize(array)
+    found: dict[str, int] = {}
+    for key in dict(opt.__dask_graph__()):
+        name = key[0] if isinstance(key, tuple) else key
+        if isinstance(name, str) and name.startswith("pypto-k"):
+            kernel = name.split("-")[1]
+            found[kernel] = found.get(kernel, 0) + 1
+    return found
+
+
+def _keys(array) -> list[str]:
+    return [str(k[0] if isinstance(k, tuple) else k) for k in dict(array.__dask_graph__())]
+
+
+def test_tasks_are_kernels_times_blocks(client):
+    x = da.from_array(np.random.default_rng(2).standard_normal((200, 50)), chunks=(50, 50))
+    got = COMPILED["softmax"](x)
+    plan_kernels = len(ppto.explain(COMPILED["softmax"], np.zeros((200, 50))).kernels)
+    assert _pypto_tasks(got) == {"k0": 4} and plan_kernels == 1
+    # plain Dask runs the same NumPy function in more tasks (a reduction, a map, a reduction)
+    (plain,) = dask.optimize(softmax(x))
+    assert len(dict(plain.__dask_graph__())) > 4
+
+
+def test_time_loop_keeps_chunks_and_never_sets_items(client):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(1000)
+    A, B = da.from_array(a.copy(), chunks=250), da.from_array(a.copy(), chunks=250)
+    got = DIFFUSION(A, B, 20)
+    assert got.chunks == ((250,) * 4,) and B.chunks == ((250,) * 4,)
+    keys = _keys(got)
+    assert not any("setitem" in k for k in keys)
+    # the loop body's plan: its two statements, kernels k0 and k1; 20 steps of 4 blocks each
+    body = ppto.explain(DIFFUSION, a.copy(), a.copy(), 20).kernels
+    assert [k.name for k in body] == ["k0", "k1"]
+    assert _pypto_tasks(got) == {"k0": 80, "k1": 80}
+    want_a, want_b = a.copy(), a.copy()
+    diffusion(want_a, want_b, 20)
+    np.testing.assert_allclose(got.compute(), want_a, rtol=1e-12)
+    np.testing.assert_allclose(A.compute(), want_a, rtol=1e-12)  # written, as NumPy writes
+    np.testing.assert_allclose(B.compute(), want_b, rtol=1e-12)
+
+
+def test_two_dimensional_stencil_time_loop(client):
+    rng = np.random.default_rng(4)
+    u = rng.standard_normal((64, 48))
+    U = da.from_array(u.copy(), chunks=(16, 48))
+    got = HEAT(U, 10)
+    want = heat_2d(u.copy(), 10)
+    assert not any("setitem" in k for k in _keys(got))
+    np.testing.assert_allclose(got.compute(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_both_workers_run_kernels(client):
+    x = da.from_array(np.random.default_rng(5).standard_normal((400, 64)), chunks=(50, 64))
+    got = COMPILED["elementwise"](x, x)
+    with distributed.get_task_stream(client) as ts:
+        got.compute()
+    workers = {t["worker"] for t in ts.data if str(t["key"]).find("pypto-k") >= 0}
+    assert len(workers) == 2
+
+
+def test_nothing_is_computed_before_the_user_computes(client):
+    calls = []
+
+    def source(block):
+        calls.append(block.shape)
+        return block
+
+    with dask.config.set(scheduler="sync"):
+        x = da.from_array(np.ones((40, 10)), chunks=(10, 10)).map_blocks(source, meta=np.empty((0, 0)))
+        got = COMPILED["softmax"](x)
+        assert calls == [] and isinstance(got, da.Array)
+        got.compute()
+        assert len(calls) == 4
+
+
+def test_lazy_chain_runs_on_dask_arrays(client):
+    x, y = ppto.tensor("x"), ppto.tensor("y")
+    chain = ppto.sin(ppto.reduce_sum(x, axis=1)) * ppto.exp(ppto.transpose(y, (1, 0)))
+    rng = np.random.default_rng(6)
+    xv, yv = rng.standard_normal((30, 40)), rng.standard_normal((30, 20))
+    got = chain.run(x=da.from_array(xv, chunks=(10, 40)), y=da.from_array(yv, chunks=(5, 20)))
+    want = np.sin(xv.sum(axis=1)) * np.exp(yv.T)
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
+
+
+def test_the_task_function_pickles_by_reference():
+    from pypto.emit import dask_runtime
+
+    assert len(pickle.dumps(dask_runtime.run)) < 100
+    assert len(pickle.dumps(dask_runtime.Args({"_s": 0, "_e": 10}))) < 200
+
+
+def test_unknown_chunk_sizes_are_refused_by_name():
+    x = da.from_array(np.arange(10.0), chunks=5)
+    ragged = x[x > 3]  # chunk sizes unknown until computed
+    with pytest.raises(ppto.PyptoError, match="'x'.*unknown chunk sizes") as e:
+        COMPILED["softmax"](ragged)
+    assert e.value.code == "PPT406"
