@@ -274,7 +274,9 @@ def test_nothing_is_computed_before_the_user_computes(client):
         return block
 
     with dask.config.set(scheduler="sync"):
-        x = da.from_array(np.ones((40, 10)), chunks=(10, 10)).map_blocks(source, meta=np.empty((0, 0)))
+        x = da.from_array(np.ones((40, 10)), chunks=(10, 10)).map_blocks(
+            source, meta=np.empty((0, 0))
+        )
         got = COMPILED["softmax"](x)
         assert calls == [] and isinstance(got, da.Array)
         got.compute()
