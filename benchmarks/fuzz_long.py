@@ -1,11 +1,12 @@
 """The differential fuzzer's long profile (tests/fuzz/test_fuzz.py is the CI one).
 
-    .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1 [--target numpy|cuda|all]
+    .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1 [--target numpy|cuda|dask|all]
         [--jobs 2] [--cuda-fraction 0.1] [--shrink-budget 20] [--time-limit 600]
 
 Programs ``seed, seed + 1, ...`` are generated (tests/fuzz/generator.py) and checked
 (tests/fuzz/oracle.py): ``--target numpy`` on the NumPy target and, for the pure ones, the lazy
 API; ``cuda`` on the CUDA target (the CPU emulator, or a GPU with PYPTO_CUDA_TESTS=device);
+``dask`` on the Dask target (random chunks, the synchronous scheduler);
 ``all`` both, the CUDA target for about ``--cuda-fraction`` of the programs (its emulator compiles
 C++ for every program). The report gives, per path, the programs run, passes, refusals (PPT1xx
 UnsupportedError, not failures), failures by category, seconds per program and programs per
@@ -61,6 +62,8 @@ def _work(job):
             paths += oracle.paths_for(program, ("numpy", "lazy"))
         if target == "cuda" or (target == "all" and _wants_cuda(seed, fraction)):
             paths.append("cuda")
+        if target == "dask":
+            paths.append("dask")
         for path in paths:
             try:
                 v = oracle.check(program, path)
@@ -99,7 +102,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--programs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target", choices=["numpy", "cuda", "all"], default="all")
+    ap.add_argument("--target", choices=["numpy", "cuda", "dask", "all"], default="all")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cuda-fraction", type=float, default=0.1)
     ap.add_argument("--shrink-budget", type=float, default=20.0, help="seconds per failure")
@@ -148,7 +151,7 @@ def _report(args, records, findings, launches, wall, jobs) -> str:
         f"{'path':<10}{'run':>7}{'ok':>7}{'refused':>9}{'failed':>8}{'s/prog':>9}{'prog/min':>10}"
         "   failures by category"
     )
-    for path in ("numpy", "lazy", "cuda", "generator"):
+    for path in ("numpy", "lazy", "cuda", "dask", "generator"):
         rs = by_path.get(path)
         if not rs:
             continue

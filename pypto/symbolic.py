@@ -310,6 +310,35 @@ def is_nonneg(d: Dim) -> bool:
     return all(c >= 0 and all(a.nonneg for a in m) for m, c in d.terms)
 
 
+def provably_nonneg(d: Dim, depth: int = 4) -> bool:
+    """True when d >= 0 is provable, also through ``max`` and ``min``: a max with a positive
+    coefficient is at least either argument, a min with a negative one at most either (each
+    replaced by one of its arguments, up to ``depth`` times)."""
+    if is_nonneg(d):
+        return True
+    if isinstance(d, int) or depth <= 0:
+        return False
+    for mono, c in d.terms:
+        if len(mono) != 1:
+            continue
+        atom = mono[0]
+        if (atom.kind == _MAX and c > 0) or (atom.kind == _MIN and c < 0):
+            for arg in atom.args:
+                if provably_nonneg(_replace_atom(d, atom, arg), depth - 1):
+                    return True
+    return False
+
+
+def _replace_atom(d: Expr, atom: Atom, value: Dim) -> Dim:
+    total: Dim = 0
+    for mono, c in d.terms:
+        term: Dim = c
+        for a in mono:
+            term = mul(term, value if a == atom else Expr((((a,), 1),)))
+        total = add(total, term)
+    return total
+
+
 def evaluate(d: Dim, env) -> int:
     """The value of d for concrete symbol values ``env`` (a mapping name -> int)."""
     if isinstance(d, int):

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import InternalError
 from ..ir import Graph, Var
 from ..passes.plan import Buffer, GraphPlan, Kernel
-from ..symbolic import Sym
+from ..symbolic import Sym, provably_nonneg
 from .common import dtype_code, graph_symbols, ident
 from .numpy_target import GraphEmitter, Lines
 
@@ -96,7 +96,7 @@ def _programs(plan: GraphPlan, k: Kernel) -> KernelPrograms:
     whole = _whole(sub, k.name)
     try:
         slabs, outs = _layout(k)
-        block = _block(sub, k.name, slabs, outs)
+        block, slabs = _block(sub, k.name, slabs, outs)
     except (NotBlockable, InternalError):
         return KernelPrograms(whole, None, (), ())
     return KernelPrograms(whole, block, slabs, outs)
@@ -161,11 +161,31 @@ def _layout(k: Kernel):
     return tuple(slabs), tuple(outs)
 
 
-def _block(sub, name, slabs, outs) -> Program:
-    emitter = BlockEmitter(sub, f"{ident(name)}_block", slabs, outs)
+def _block(sub, name, slabs, outs) -> tuple[Program, tuple]:
     symbols = sorted(graph_symbols(sub, chunks=False))
-    emitter.symbols = symbols
-    return _program(emitter, tuple((ident(s), s) for s in symbols))
+
+    def make(slabs):
+        emitter = BlockEmitter(sub, f"{ident(name)}_block", slabs, outs)
+        emitter.symbols = symbols
+        return emitter
+
+    return settle(make, slabs, sub.kernels[0].inputs)
+
+
+def settle(make, slabs, inputs) -> tuple[Program, tuple]:
+    """The program ``make(slabs)`` renders, and its slabs: an input read outside its slab
+    (at a fixed index, a broadcast row, along another axis too) is read whole instead, and the
+    program rendered again, until every read of a slab lies inside it."""
+    slabs = list(slabs)
+    while True:
+        emitter = make(tuple(slabs))
+        program = _program(emitter, tuple((ident(s), s) for s in emitter.symbols))
+        outside = emitter.outside
+        if not outside:
+            return program, tuple(slabs)
+        for i, v in enumerate(inputs):
+            if id(v) in outside:
+                slabs[i] = None
 
 
 _S, _E = Sym("_s"), Sym("_e")
@@ -181,9 +201,12 @@ class BlockEmitter(GraphEmitter):
         self.k = k
         # id(value) -> (axis, origin symbol) of the arrays that hold part of their value
         self.origins: dict[int, tuple[int, Sym]] = {}
+        self.slab: dict[int, tuple] = {}  # id(input) -> (axis, lo, hi): what it holds
+        self.outside: set[int] = set()  # inputs read outside their slabs
         for j, (v, slab) in enumerate(zip(sub.graph.inputs, self._graph_slabs(slabs))):
             if slab is not None:
                 self.origins[id(v)] = (slab[0], Sym(f"_o{j}"))
+                self.slab[id(v)] = slab
         for j, (v, (axis, start)) in enumerate(zip(k.outputs, outs)):
             self.origins[id(v)] = (axis, _S if start is None else Sym(f"_p{j}"))
         self.outs = outs
@@ -197,6 +220,15 @@ class BlockEmitter(GraphEmitter):
         found = self.origins.get(id(v))
         return found[1] if found is not None and found[0] == axis else 0
 
+    def _at(self, v, region):
+        slab = self.slab.get(id(v))
+        if slab is not None:  # a read of a slab: inside it? (else the input is read whole)
+            axis, lo, hi = slab
+            start, stop = region[axis]
+            if not (provably_nonneg(start - (_S + lo)) and provably_nonneg(_E + hi - stop)):
+                self.outside.add(id(v))
+        return super()._at(v, region)
+
     def _direct(self, v) -> bool:
         return super()._direct(v) and id(v) not in self.origins
 
@@ -208,8 +240,8 @@ class BlockEmitter(GraphEmitter):
         if not all(isinstance(o, int) for o in offs):
             raise NotBlockable("a product read at symbolic offsets")
         lo, hi = min(offs), max(offs)
-        # a value computed before the blocks holds the block's rows only
-        self.origins.setdefault(id(v), (tag[0], _S + lo))
+        if id(v) not in self.inputs:  # a value computed before the blocks: the block's rows
+            self.origins.setdefault(id(v), (tag[0], _S + lo))
         return tuple(
             (_S + lo, _E + hi) if a == tag[0] else (0, d) for a, d in enumerate(v.type.shape)
         )
@@ -251,7 +283,7 @@ class BlockEmitter(GraphEmitter):
                 raise NotBlockable("a slice assignment whose base is converted")
             p, q = Sym(f"_p{j}"), Sym(f"_q{j}")
             region = tuple((p, q) if a == axis else (0, d) for a, d in enumerate(v.type.shape))
-            at = self._at(base, region)
+            at = GraphEmitter._at(self, base, region)  # (the base's slab holds p:q: no probe)
             index = self._index(at, base.type.shape) or "..."
             self.out.add(f"{name} = {self.names[id(base)]}[{index}].copy()")
         # the stores start from their copies: the kernel writes them in place
@@ -350,10 +382,14 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
         else:
             slabs.append((tag[0], min(offs), max(offs)))
     sub = sub_plan(plan, pk)
-    emitter = PartialEmitter(sub, f"{ident(k.name)}_partial", reduces, tuple(slabs))
-    symbols = sorted(graph_symbols(sub, chunks=False) | emitter.reduce_symbols())
-    emitter.symbols = symbols
-    partial = _program(emitter, tuple((ident(s), s) for s in symbols))
+    symbols = sorted(graph_symbols(sub, chunks=False) | _symbols_of(reduces))
+
+    def make(slabs):
+        emitter = PartialEmitter(sub, f"{ident(k.name)}_partial", reduces, slabs)
+        emitter.symbols = symbols
+        return emitter
+
+    partial, slabs = settle(make, slabs, inputs)
     reductions = []
     for e in reduces:
         count = None
@@ -405,6 +441,15 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
     )
 
 
+def _symbols_of(eqns) -> set[str]:
+    from .common import eqn_symbols
+
+    found: set[str] = set()
+    for e in eqns:
+        found |= eqn_symbols(e)
+    return found
+
+
 class PartialEmitter(BlockEmitter):
     """A block's partial reductions: each reduction over the block's rows of the split axis
     (and the whole of its other reduced axes), kept dims; what it reads on slabs."""
@@ -412,14 +457,6 @@ class PartialEmitter(BlockEmitter):
     def __init__(self, sub: GraphPlan, name: str, reduces, slabs):
         super().__init__(sub, name, slabs, ())
         self.reduces = reduces
-
-    def reduce_symbols(self) -> set[str]:
-        from .common import eqn_symbols
-
-        found: set[str] = set()
-        for e in self.reduces:
-            found |= eqn_symbols(e)
-        return found
 
     def _render(self) -> str:
         from ..lower.kernel import lower_kernel

@@ -131,7 +131,8 @@ def _tree(k: Kernel, tree: TreeProgram, vals, env, bounds, da) -> list:
                 args[b].append(key)
             continue
         axis, lo, hi = slab
-        spans = [(s + lo, e + hi) for s, e in blocks]
+        extent = _shape(v, env)[axis]  # (the halo of a block at an end lies outside)
+        spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
         keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
         for b in range(len(blocks)):
             args[b].append(keys[b])
@@ -195,28 +196,35 @@ def _reduction_dtypes(k: Kernel) -> list:
 
 
 def _bounds(k: Kernel, progs: KernelPrograms, vals: dict, env: dict):
-    """The block boundaries along the kernel's chunk axis: from the chunks of its first dask
-    input that follows the axis (a slice assignment's base first, then one read at offset 0),
-    else about TASK_BYTES per block."""
+    """The block boundaries along the kernel's chunk axis, from the chunks of a dask input
+    that follows the axis, placed so that the outputs get that input's chunks: a slice
+    assignment's base first (domain index = base index - the region's start), then the input
+    read nearest offset 0; else about TASK_BYTES per block."""
     c = k.chunking
     n = int(evaluate(c.extent, env))
     if n <= 1:
         return None
-    bases = {id(s.base) for s in k.stores}
-    order = sorted(
-        range(len(k.inputs)),
-        key=lambda i: (
-            id(k.inputs[i]) not in bases,
-            progs.slabs[i] is None or progs.slabs[i][1:] != (0, 0),
-        ),
-    )
-    for i in order:
-        slab, x = progs.slabs[i], vals[id(k.inputs[i])]
-        if slab is None or not is_dask_array(x):
+    candidates = []  # (preference, input index, the offset its boundaries shift by)
+    stores = {id(s.out): s for s in k.stores}
+    starts = {}  # id(base) -> the start of the region assigned into it
+    for v, (_axis, start) in zip(k.outputs, progs.outs):
+        if start is not None:
+            starts.setdefault(id(stores[id(v)].base), start)
+    for i, (v, slab) in enumerate(zip(k.inputs, progs.slabs)):
+        if slab is None or not is_dask_array(vals[id(v)]):
             continue
-        axis, lo, _hi = slab
-        found = sorted({min(max(b - lo, 0), n) for b in _boundaries(x.chunks[axis])} | {0, n})
-        return found
+        _axis, lo, hi = slab
+        if id(v) in starts:
+            start = starts[id(v)]
+            shift = start if isinstance(start, int) else int(evaluate(start, env))
+            candidates.append((0, i, shift))
+        else:
+            candidates.append((1 + abs(min(max(0, lo), hi)), i, min(max(0, lo), hi)))
+    if candidates:
+        _, i, shift = min(candidates)
+        x = vals[id(k.inputs[i])]
+        axis = progs.slabs[i][0]
+        return sorted({min(max(b - shift, 0), n) for b in _boundaries(x.chunks[axis])} | {0, n})
     per_row = max(1, sum(np.dtype(v.type.dtype).itemsize for v in k.outputs))
     for a, d in enumerate(k.domain):
         if a != c.axis:
@@ -265,7 +273,8 @@ def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -
                 args_per_block[b].append(key)
             continue
         axis, lo, hi = slab
-        spans = [(s + lo, e + hi) for s, e in blocks]
+        extent = _shape(v, env)[axis]  # (the halo of a block at an end lies outside)
+        spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
         for j, v2 in enumerate(k.outputs):
             st = stores.get(id(v2))
             if st is not None and st.base is v:

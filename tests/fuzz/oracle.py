@@ -55,7 +55,7 @@ from cupy_backend import ON_DEVICE, make_cupy, to_host  # noqa: E402
 
 from .generator import Input, Program  # noqa: E402
 
-PATHS = ("numpy", "lazy", "cuda")
+PATHS = ("numpy", "lazy", "cuda", "dask")
 _ids = itertools.count()
 _nvrtc_done: set[str] = set()
 CUDA_LAUNCHES = [0]  # kernels launched on the CUDA target in this process (proof that it ran)
@@ -164,6 +164,35 @@ def run_cuda(program: Program, fn, seed: int) -> Outcome:
     CUDA_LAUNCHES[0] += len(getattr(cp, "launches", ()))
     out.value = _host(out.value)
     out.args = [_host(a) for a in out.args]
+    return out
+
+
+def run_dask(program: Program, fn, seed: int) -> Outcome:
+    """``ppto.compile(f)`` on dask arrays (random chunks along each axis), computed with the
+    synchronous scheduler; the arguments computed after the call (what was written into
+    them)."""
+    import dask
+    import dask.array as da
+
+    rng = np.random.default_rng(seed)
+
+    def lazy(a):
+        if not isinstance(a, np.ndarray) or a.ndim == 0:
+            return a
+        chunks = tuple(max(1, int(rng.integers(1, d + 1))) if d else 1 for d in a.shape)
+        return da.from_array(a, chunks=chunks)
+
+    compiled = ppto.compile(fn)
+    args = [lazy(a) for a in program.arguments()]
+
+    def call(*a):
+        value = compiled(*a)
+        with dask.config.set(scheduler="sync"):
+            return dask.compute(value)[0]
+
+    out = _call(call, args)
+    with dask.config.set(scheduler="sync"):
+        out.args = [a.compute() if isinstance(a, da.Array) else a for a in out.args]
     return out
 
 
@@ -276,7 +305,7 @@ def _describe_exc(e) -> str:
 
 
 def judge(program: Program, path: str, want: Outcome, got: Outcome, again=None) -> Verdict:
-    cuda = path == "cuda"
+    cuda = path in ("cuda", "dask")  # (a 0-d array stands for a NumPy scalar)
     if want.exc is not None:
         if got.exc is not None and isinstance(got.exc, type(want.exc)):
             return Verdict(path, "ok")
@@ -340,6 +369,10 @@ def check(program: Program, path: str = "numpy", determinism: bool = True) -> Ve
             got = run_cuda(program, fn, program.seed)
             if determinism and got.exc is None:
                 again = run_cuda(program, fn, program.seed + 1)
+        elif path == "dask":  # (other chunks the second time: the same values, bit for bit?
+            got = run_dask(program, fn, program.seed)  # not promised; compared to NumPy)
+            if determinism and got.exc is None:
+                again = run_dask(program, fn, program.seed)
         else:
             raise ValueError(path)
         verdict = judge(program, path, want, got, again)
