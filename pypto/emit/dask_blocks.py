@@ -124,7 +124,7 @@ def _whole(sub: GraphPlan, name: str) -> Program:
 def _layout(k: Kernel):
     """(per input: its slab (axis, lo, hi) or None; per output: (axis, store start or None))."""
     c = k.chunking
-    if c is None or k.kind in ("custom", "attention"):
+    if c is None or k.kind == "custom":
         raise NotBlockable("not chunked")
     tags = c.follows
     stores = {id(s.out): s for s in k.stores}
