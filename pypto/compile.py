@@ -45,7 +45,7 @@ _FALLBACK = "fallback"
 
 
 class CompiledFunction:
-    def __init__(self, fn, fallback: bool = False, cache: bool = True):
+    def __init__(self, fn, fallback: bool = False, cache: bool = True, chunks=None):
         if not inspect.isfunction(fn):
             raise UnsupportedError(
                 f"ppto.compile needs a Python function, not {fn!r}", code="PPT108"
@@ -54,6 +54,7 @@ class CompiledFunction:
         self.__wrapped_function__ = fn  # what the front end inlines when another function calls
         self._fn = fn
         self._fallback = fallback
+        self._chunks = chunks  # distribute NumPy arguments as dask arrays (the Dask target)
         self._persist = cache  # the compile cache across processes (pypto/cache.py)
         self._unstored: dict = {}  # id(Function) -> (its cache key, what its trace read)
         self._specs: dict = {}  # per specialization key: each argument's description
@@ -68,6 +69,30 @@ class CompiledFunction:
     @api_boundary
     def __call__(self, *args, **kwargs):
         arguments = self._bind(args, kwargs)
+        if self._chunks is not None:
+            return self._distributed(arguments)
+        return self._call(arguments, args, kwargs)
+
+    def _distributed(self, arguments: dict):
+        """``chunks=``: NumPy arrays in as dask arrays, dask arrays out; the NumPy arguments the
+        function writes get their final values (computed here)."""
+        import dask.array as da
+
+        lazy = {}
+        for name, v in arguments.items():
+            if isinstance(v, np.ndarray) and v.ndim:
+                chunks = self._chunks
+                if isinstance(chunks, int):
+                    chunks = (chunks,) + v.shape[1:]
+                lazy[name] = da.from_array(v, chunks=chunks)
+        before = {name: x.name for name, x in lazy.items()}
+        result = self._call({**arguments, **lazy}, None, None)
+        for name, final in lazy.items():
+            if final.name != before[name]:  # written (its graph replaced)
+                np.copyto(arguments[name], final.compute())
+        return result
+
+    def _call(self, arguments: dict, args, kwargs):
         seen = _call_key(arguments)  # the same kinds of arguments as a recent call: its answer
         found = self._recent.get(seen) if seen is not None else None
         if found is not None:
@@ -84,6 +109,8 @@ class CompiledFunction:
                     self._recent.clear()
                 self._recent[seen] = (fn_ir, env)
         if fn_ir is _FALLBACK:
+            if args is None:  # (distributed arguments)
+                return self._fn(**arguments)
             return self._fn(*args, **kwargs)
         _check_aliasing(fn_ir, arguments)
         return self._runner(fn_ir)(arguments, env)
@@ -245,15 +272,18 @@ class CompiledFunction:
         return f"<compiled {self.__name__} ({len(self.history)} specializations)>"
 
 
-def compile(fn=None, *, fallback: bool = False, cache: bool = True):
+def compile(fn=None, *, fallback: bool = False, cache: bool = True, chunks=None):
     """Compile a NumPy-style function: ``@ppto.compile``, ``@ppto.compile(fallback=True)`` or
     ``ppto.compile(fn)``. Unsupported code raises on the first call, with its location; with
     ``fallback=True`` the original runs instead, with a PyptoFallbackWarning. ``cache``: keep
     what is compiled for later processes, and use what earlier ones kept (pypto/cache.py; also
-    off with PYPTO_CACHE=0)."""
+    off with PYPTO_CACHE=0). ``chunks``: NumPy array arguments are distributed, as dask arrays
+    of these chunks (what ``dask.array.from_array`` takes; an int is the block length along
+    axis 0, other axes whole), and the results are dask arrays (nothing computed until they
+    are); a write into a NumPy argument is computed when the call returns, as NumPy has it."""
     if fn is None:
-        return functools.partial(compile, fallback=fallback, cache=cache)
-    return CompiledFunction(fn, fallback, cache)
+        return functools.partial(compile, fallback=fallback, cache=cache, chunks=chunks)
+    return CompiledFunction(fn, fallback, cache, chunks)
 
 
 class _Stored:

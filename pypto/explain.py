@@ -29,6 +29,7 @@ class Explanation:
     ir: str
     plans: list[tuple[str, GraphPlan]]  # (where, plan) per block
     env: dict
+    dask: dict | None = None  # with dask arguments: kernel name -> its tasks for them
 
     @property
     def kernels(self):
@@ -38,11 +39,14 @@ class Explanation:
         lines = [f"== {self.title} ==", "", "IR:", *("  " + x for x in self.ir.split("\n"))]
         for where, plan in self.plans:
             lines += ["", f"-- {where} --" if where else "--"]
-            lines += describe_plan(plan, self.env)
+            lines += describe_plan(plan, self.env, dask=self.dask is not None)
+        if self.dask is not None:
+            tasks = ", ".join(f"{k}: {n}" for k, n in sorted(self.dask.items())) or "none"
+            lines += ["", f"dask tasks for these arguments (per kernel name): {tasks}"]
         return "\n".join(lines)
 
 
-def describe_plan(plan: GraphPlan, env: dict) -> list[str]:
+def describe_plan(plan: GraphPlan, env: dict, dask: bool = False) -> list[str]:
     names = plan.names
     size = _sizer(env)
     lines = []
@@ -101,6 +105,10 @@ def describe_plan(plan: GraphPlan, env: dict) -> list[str]:
                 here = f"; here {min(block, extent)} of {extent} -> {n} chunk(s)"
             halo = "".join(f", halo {n} +{hi}" for n, lo, hi in c.halo)
             lines.append(f"     chunks: axis {c.axis}, block {c.block}{halo}{here}")
+        if dask:
+            from .emit.dask_target import describe_kernel
+
+            lines.append(f"     dask: {describe_kernel(plan, k)}")
         lines.append("     body:")
         lines += ["        " + x for x in format_graph(k.body, names).split("\n")]
     lines.append("buffers:")
@@ -178,7 +186,30 @@ def explain(target, *args, **kwargs) -> Explanation:
             + ", ".join(str(g) for g in cheaper)
             + f"\n  (for these arguments: {'the original' if holds else 'the Plan'})"
         )
-    return Explanation(f"{fn_ir.name}", text, [(w, plans[id(b)]) for w, b in where], env)
+    found = [(w, plans[id(b)]) for w, b in where]
+    return Explanation(f"{fn_ir.name}", text, found, env, _dask_tasks(compiled, args, kwargs))
+
+
+def _dask_tasks(compiled, args, kwargs) -> dict | None:
+    """With dask arrays among the arguments: the graph the call builds (nothing computed; the
+    arguments are new wrappers, so a write into one does not change the caller's), its PyPTO
+    tasks per kernel name."""
+    from .bindings import is_dask_array
+
+    if not any(is_dask_array(a) for a in (*args, *kwargs.values())):
+        return None
+    import dask.array as da
+
+    from .emit.dask_target import count_tasks
+
+    def fresh(a):
+        return da.Array(a.dask, a.name, a.chunks, meta=a._meta) if is_dask_array(a) else a
+
+    args2 = [fresh(a) for a in args]
+    kwargs2 = {k: fresh(v) for k, v in kwargs.items()}
+    result = compiled(*args2, **kwargs2)
+    results = result if isinstance(result, tuple) else (result,)
+    return count_tasks([*results, *args2, *kwargs2.values()])
 
 
 def _blocks(steps, context, out):

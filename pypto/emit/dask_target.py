@@ -415,4 +415,50 @@ def write_back(target, final) -> None:
     target._meta, target.dask, target._name, target._chunks = y._meta, y.dask, y.name, y.chunks
 
 
-__all__ = ["is_dask_array", "run_graph_dask", "write_back"]
+def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
+    """How the Dask target runs kernel ``k`` (for ``explain``)."""
+    names = plan.names
+    progs = programs(plan, k)
+    if progs.block is not None:
+        reads = []
+        for v, slab in zip(k.inputs, progs.slabs):
+            if slab is None:
+                continue
+            axis, lo, hi = slab
+            halo = f", offsets {lo:+d}..{hi:+d}" if (lo, hi) != (0, 0) else ""
+            reads.append(f"{names.get(id(v), '?')} (axis {axis}{halo})")
+        whole = [names.get(id(v), "?") for v, s in zip(k.inputs, progs.slabs) if s is None]
+        text = f"one task per block of axis {k.chunking.axis}"
+        if reads:
+            text += "; slabs of " + ", ".join(reads)
+        if whole:
+            text += "; whole " + ", ".join(whole)
+        return text
+    tree = tree_program(plan, k) if k.chunking is None else None
+    if tree is not None:
+        return (
+            f"a tree: partial reductions per block of axis {tree.axis}, combined "
+            f"{SPLIT_EVERY} at a time, then the maps after them in one task"
+        )
+    why = "not chunked" if k.chunking is None else "its blocks do not render as slabs"
+    return f"one task over whole arrays ({why}: the inputs are gathered on one worker)"
+
+
+def count_tasks(arrays) -> dict[str, int]:
+    """PyPTO's kernel tasks per kernel name in the graphs of ``arrays`` (dask arrays)."""
+    found: dict[str, int] = {}
+    seen = set()
+    for a in arrays:
+        if not is_dask_array(a):
+            continue
+        for key in dict(a.__dask_graph__()):
+            name = key[0] if isinstance(key, tuple) else key
+            if key in seen or not isinstance(name, str) or not name.startswith("pypto-k"):
+                continue
+            seen.add(key)
+            kernel = name.split("-")[1]
+            found[kernel] = found.get(kernel, 0) + 1
+    return found
+
+
+__all__ = ["count_tasks", "describe_kernel", "run_graph_dask", "write_back"]

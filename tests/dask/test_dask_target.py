@@ -294,6 +294,33 @@ def test_lazy_chain_runs_on_dask_arrays(client):
     np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
 
 
+def test_explain_says_how_each_kernel_runs_and_its_tasks(client):
+    a = np.random.default_rng(9).standard_normal(1000)
+    A, B = da.from_array(a, chunks=250), da.from_array(a.copy(), chunks=250)
+    text = str(ppto.explain(DIFFUSION, A, B, 20))
+    assert "dask: one task per block of axis 0; slabs of B (axis 0, offsets +1..+1)" in text
+    assert "dask tasks for these arguments (per kernel name): k0: 80, k1: 80" in text
+    assert B.name == da.from_array(a.copy(), chunks=250).name  # explain wrote nothing
+    tree = str(ppto.explain(COMPILED["total"], da.from_array(a, chunks=100)))
+    assert "dask: a tree: partial reductions per block of axis 0" in tree
+
+
+def test_compile_with_chunks_distributes_numpy_arguments(client):
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((300, 20))
+    got = ppto.compile(softmax, chunks=100)(x)
+    assert isinstance(got, da.Array) and got.chunks == ((100, 100, 100), (20,))
+    np.testing.assert_allclose(got.compute(), softmax(x), rtol=1e-12)
+    a = rng.standard_normal(500)
+    A, B = a.copy(), a.copy()
+    got = ppto.compile(diffusion, chunks=125)(A, B, 5)  # the NumPy arguments are written
+    want_a, want_b = a.copy(), a.copy()
+    diffusion(want_a, want_b, 5)
+    np.testing.assert_allclose(A, want_a, rtol=1e-12)
+    np.testing.assert_allclose(B, want_b, rtol=1e-12)
+    np.testing.assert_allclose(got.compute(), want_a, rtol=1e-12)
+
+
 def test_the_task_function_pickles_by_reference():
     from pypto.emit import dask_runtime
 
