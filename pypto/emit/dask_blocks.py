@@ -246,6 +246,33 @@ class BlockEmitter(GraphEmitter):
             (_S + lo, _E + hi) if a == tag[0] else (0, d) for a, d in enumerate(v.type.shape)
         )
 
+    def _operand_regions(self, e):
+        """Each operand over what the block's rows of the product read of it (the chunking's
+        rule for products: the first operand's rows, a batch axis of each), else whole."""
+        from ..lower.index_map import BAD
+        from ..passes.chunk import operand_tags
+
+        tag = self.tags.get(id(e.out)) if self.tags else None
+        moved = BAD if tag is None else operand_tags(e, tag, self.plan.same)
+        if moved is BAD:
+            return super()._operand_regions(e)
+        regions = []
+        for a, t in zip(e.inputs, moved):
+            if not isinstance(a, Var):
+                regions.append(None)
+                continue
+            offs = () if t is None else tuple(t[1])
+            if t is None or not all(isinstance(o, int) for o in offs):
+                regions.append(self._full(a))
+                continue
+            lo, hi = min(offs), max(offs)
+            regions.append(
+                tuple(
+                    (_S + lo, _E + hi) if i == t[0] else (0, d) for i, d in enumerate(a.type.shape)
+                )
+            )
+        return regions
+
     def _free_symbols(self):
         return set(self.symbols)
 

@@ -209,7 +209,10 @@ class GraphEmitter:
         pre = self.pre = _Ctx(self.out, {})
         if k.accumulate is not None:  # out = a @ b + X, out in X's memory: BLAS adds a @ b
             product = k.body.eqns[0]
-            a, b = (self._value(x, self._heavy_region(x), pre) for x in product.inputs)
+            a, b = (
+                self._value(x, r, pre)
+                for x, r in zip(product.inputs, self._operand_regions(product))
+            )
             self.out.add(f"_gemm_acc({a}, {b}, {self.names[id(k.outputs[0])]})")
             return
         # values computed whole before the blocks: products, attention, user operators
@@ -406,6 +409,10 @@ class GraphEmitter:
     def _heavy_region(self, v):
         """Where a product, attention or user operator is computed (before the blocks): whole."""
         return self._full(v)
+
+    def _operand_regions(self, e):
+        """The regions of a product's (attention's, user operator's) operands it reads."""
+        return [self._full(a) if isinstance(a, Var) else None for a in e.inputs]
 
     def _origin(self, v, axis):
         """The index along ``axis`` where the array holding ``v`` starts (0: it is the whole
@@ -719,10 +726,8 @@ class GraphEmitter:
             if region != self._heavy_region(e.out):
                 raise InternalError(f"{e.op} is computed whole")
             args = [
-                self._value(a, self._heavy_region(a), ctx)
-                if isinstance(a, Var)
-                else self._literal(a)
-                for a in e.inputs
+                self._value(a, r, ctx) if isinstance(a, Var) else self._literal(a)
+                for a, r in zip(e.inputs, self._operand_regions(e))
             ]
             if e.op == "attention":
                 q, k, v, scale, mask = attention_args(args, attrs)

@@ -157,7 +157,7 @@ def follow(k: Kernel, axis: int, same):
             for a in e.inputs:
                 put(a, None)
             continue
-        moved = _operand_tags(e, t, same)
+        moved = operand_tags(e, t, same)
         if moved is BAD:
             return None
         for a, tag in zip(e.inputs, moved):
@@ -170,7 +170,7 @@ def _shift(offsets, start):
     return frozenset(o + start for o in offsets)
 
 
-def _operand_tags(e, tag, same):
+def operand_tags(e, tag, same):
     ax, off = tag
     out = e.out.type
     fam = family(e)
@@ -247,4 +247,12 @@ def _halos(k: Kernel, tags) -> dict:
     return found
 
 
-__all__ = ["CACHE_BUDGET", "REGISTRY", "candidate_axes", "choose", "chunk", "follow"]
+__all__ = [
+    "CACHE_BUDGET",
+    "REGISTRY",
+    "candidate_axes",
+    "choose",
+    "chunk",
+    "follow",
+    "operand_tags",
+]

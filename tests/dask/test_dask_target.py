@@ -334,3 +334,48 @@ def test_unknown_chunk_sizes_are_refused_by_name():
     with pytest.raises(ppto.PyptoError, match="'x'.*unknown chunk sizes") as e:
         COMPILED["softmax"](ragged)
     assert e.value.code == "PPT406"
+
+
+# -- what the fuzzer's dask path found (benchmarks/fuzz_long.py --target dask) ------------------
+def _twice(x):
+    return np.concatenate([x, x])
+
+
+def _gram(x):
+    return x.T @ x
+
+
+def _square(x):
+    return x @ x
+
+
+def _fixed_column(x):
+    return x * x[:, -2, 0]
+
+
+def _broadcast_row(x):
+    return np.where(x > 0, x, x[1:-1][:1]).sum()
+
+
+def _outer_sum(x):
+    return (x * (x + x[:, None])).sum()
+
+
+FOUND = [
+    (_twice, (1,), (1,)),  # a concatenation along the chunk axis reads the input twice
+    (_twice, (7,), (3,)),
+    (_gram, (1, 2), (1, 1)),  # the product's second operand is the first one whole
+    (_gram, (9, 5), (4, 2)),
+    (_square, (4, 4), (2, 3)),
+    (_fixed_column, (2, 5, 1), (1, 2, 1)),  # a fixed index along the chunk axis
+    (_broadcast_row, (5, 1), (2, 1)),  # a broadcast row of a slice (a tree's prologue)
+    (_outer_sum, (5,), (2,)),  # one input along two axes of the domain
+]
+
+
+@pytest.mark.parametrize("fn, shape, chunks", FOUND, ids=lambda p: getattr(p, "__name__", ""))
+def test_fuzzer_findings(fn, shape, chunks):
+    x = np.random.default_rng(11).standard_normal(shape)
+    with dask.config.set(scheduler="sync"):
+        got = ppto.compile(fn)(da.from_array(x, chunks=chunks)).compute()
+    np.testing.assert_allclose(got, fn(x), rtol=1e-12)
