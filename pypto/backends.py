@@ -60,6 +60,7 @@ def run_compiled(fn: Function, plans: dict, original=None):
     def run(arguments, env):
         cp = device_module(arguments.values())
         if cp is None and any(is_dask_array(v) for v in arguments.values()):
+            from .emit.dask_loops import run_time_loop
             from .emit.dask_target import run_graph_dask, write_back
 
             return run_function(
@@ -68,6 +69,7 @@ def run_compiled(fn: Function, plans: dict, original=None):
                 env,
                 lambda b, v, e: run_graph_dask(plans[id(b)], v, e),
                 write=write_back,
+                run_loop=lambda loop, host, e: run_time_loop(loop, plans, host, e),
             )
         if cp is None:
             return host(arguments, env)

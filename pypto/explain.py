@@ -30,6 +30,7 @@ class Explanation:
     plans: list[tuple[str, GraphPlan]]  # (where, plan) per block
     env: dict
     dask: dict | None = None  # with dask arguments: kernel name -> its tasks for them
+    loops: tuple = ()  # with dask arguments: how each host loop runs
 
     @property
     def kernels(self):
@@ -42,7 +43,8 @@ class Explanation:
             lines += describe_plan(plan, self.env, dask=self.dask is not None)
         if self.dask is not None:
             tasks = ", ".join(f"{k}: {n}" for k, n in sorted(self.dask.items())) or "none"
-            lines += ["", f"dask tasks for these arguments (per kernel name): {tasks}"]
+            lines += [""] + [f"dask: {x}" for x in self.loops]
+            lines += [f"dask tasks for these arguments (per kernel name): {tasks}"]
         return "\n".join(lines)
 
 
@@ -187,7 +189,25 @@ def explain(target, *args, **kwargs) -> Explanation:
             + f"\n  (for these arguments: {'the original' if holds else 'the Plan'})"
         )
     found = [(w, plans[id(b)]) for w, b in where]
-    return Explanation(f"{fn_ir.name}", text, found, env, _dask_tasks(compiled, args, kwargs))
+    tasks = _dask_tasks(compiled, args, kwargs)
+    loops = ()
+    if tasks is not None:
+        from .emit.dask_loops import describe_loop
+
+        loops = tuple(describe_loop(loop, plans) for loop in _loops(fn_ir.body))
+    return Explanation(f"{fn_ir.name}", text, found, env, tasks, loops)
+
+
+def _loops(steps):
+    from .function import Branch, Loop
+
+    for step in steps:
+        if isinstance(step, Loop):
+            yield step
+            yield from _loops(step.body)
+        elif isinstance(step, Branch):
+            yield from _loops(step.then)
+            yield from _loops(step.orelse)
 
 
 def _dask_tasks(compiled, args, kwargs) -> dict | None:

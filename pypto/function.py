@@ -259,16 +259,19 @@ def _verify_steps(steps, facts):
 
 
 # -- execution ------------------------------------------------------------------------------------
-def run_function(fn: Function, args: dict, env: dict, run_block=None, run_lines=None, write=None):
+def run_function(
+    fn: Function, args: dict, env: dict, run_block=None, run_lines=None, write=None, run_loop=None
+):
     """Run ``fn`` on bound arguments (name -> value) with size-symbol values ``env``; performs
     the writebacks into argument arrays and returns the function's result. ``run_block(block,
     values, env)`` runs one block (default: its graph on the reference executor);
     ``run_lines(loop, values, env)`` a loop's ``lines`` block with the iterations inside its
     kernel (``env`` has the range as ``_lo``, ``_hi``), or None where the target cannot.
-    ``write(target, final)`` writes an argument's final value into it (default: np.copyto)."""
+    ``write(target, final)`` writes an argument's final value into it (default: np.copyto).
+    ``run_loop(loop, host, env)`` may run a whole loop (True), else (False) it runs here."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
     try:
-        _run_steps(fn.body, host, dict(env), run_block or _reference, run_lines)
+        _run_steps(fn.body, host, dict(env), run_block or _reference, run_lines, run_loop)
     except PyptoError:  # the writes made before the error are made, as NumPy makes them
         _write_back(fn, host, args, write)
         raise
@@ -290,7 +293,7 @@ def _reference(block, values, env):
     return execute(block.graph, values, env)
 
 
-def _run_steps(steps, host, env, run_block, run_lines=None):
+def _run_steps(steps, host, env, run_block, run_lines=None, run_loop=None):
     for step in steps:
         if isinstance(step, Block):
             try:
@@ -314,7 +317,9 @@ def _run_steps(steps, host, env, run_block, run_lines=None):
             raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
         elif isinstance(step, Loop):
             if step.vector is not None and all(g.holds(env) for g in step.when):
-                _run_steps((step.vector,), host, env, run_block, run_lines)
+                _run_steps((step.vector,), host, env, run_block, run_lines, run_loop)
+                continue
+            if run_loop is not None and run_loop(step, host, env):
                 continue
             start, stop = evaluate(step.start, env), evaluate(step.stop, env)
             if step.lines is not None and run_lines is not None:
@@ -329,14 +334,14 @@ def _run_steps(steps, host, env, run_block, run_lines=None):
             for i in range(start, stop, step.step):
                 env[step.var] = i
                 _check(step.guards, env, f"at {step.var} = {i} the loop")
-                _run_steps(step.body, host, env, run_block, run_lines)
+                _run_steps(step.body, host, env, run_block, run_lines, run_loop)
             env.pop(step.var, None)
         elif bool(host[id(step.cond)]):
             _check(step.then_guards, env, "this branch")
-            _run_steps(step.then, host, env, run_block, run_lines)
+            _run_steps(step.then, host, env, run_block, run_lines, run_loop)
         else:
             _check(step.else_guards, env, "this branch")
-            _run_steps(step.orelse, host, env, run_block, run_lines)
+            _run_steps(step.orelse, host, env, run_block, run_lines, run_loop)
 
 
 def _check(guards, env, where: str) -> None:

@@ -73,9 +73,25 @@ def finish(program, args: Args, combined, *arrays):
     return tuple(values[i] if kind == "reduction" else made[i] for kind, i in args.kw["outputs"])
 
 
+_GRAPHS: dict[str, object] = {}
+
+
+def compiled_graph(program: dict):
+    """A graph's NumPy program (``compile_graph(plan).program``), loaded once per worker."""
+    import hashlib
+
+    key = hashlib.sha256(program["source"].encode()).hexdigest()
+    fn = _GRAPHS.get(key)
+    if fn is None:
+        from .program import load_graph
+
+        fn = _GRAPHS[key] = load_graph(program)
+    return fn
+
+
 def pick(results, i: int):
     """Output ``i`` of a task that makes several."""
     return results[i]
 
 
-__all__ = ["Args", "combine", "finish", "pick", "run"]
+__all__ = ["Args", "combine", "compiled_graph", "finish", "pick", "run"]

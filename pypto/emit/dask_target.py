@@ -445,7 +445,8 @@ def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
 
 
 def count_tasks(arrays) -> dict[str, int]:
-    """PyPTO's kernel tasks per kernel name in the graphs of ``arrays`` (dask arrays)."""
+    """PyPTO's kernel tasks per kernel name (``loop``: a time loop's) in the graphs of
+    ``arrays`` (dask arrays)."""
     found: dict[str, int] = {}
     seen = set()
     for a in arrays:
@@ -453,7 +454,9 @@ def count_tasks(arrays) -> dict[str, int]:
             continue
         for key in dict(a.__dask_graph__()):
             name = key[0] if isinstance(key, tuple) else key
-            if key in seen or not isinstance(name, str) or not name.startswith("pypto-k"):
+            if key in seen or not isinstance(name, str):
+                continue
+            if not (name.startswith("pypto-k") or name.startswith("pypto-loop-")):
                 continue
             seen.add(key)
             kernel = name.split("-")[1]

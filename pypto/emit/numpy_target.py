@@ -816,7 +816,7 @@ class GraphEmitter:
     def _reshape(self, a, m: Linear, region, ctx) -> str:
         src, dst = m.src, m.dst
         p = 0
-        while p < min(len(src), len(dst)) and src[p] == dst[p]:
+        while p < min(len(src), len(dst)) and self.plan.same((src[p],), (dst[p],)):
             p += 1
         restricted = [i for i, (r, d) in enumerate(zip(region, dst)) if r != (0, d)]
         if all(i < p for i in restricted):

@@ -200,7 +200,7 @@ def operand_tags(e, tag, same):
         m = view_map(e, same)
         if isinstance(m, Linear):
             src = m.src
-            return [(ax, off)] if tuple(src[: ax + 1]) == tuple(out.shape[: ax + 1]) else BAD
+            return [(ax, off)] if same(tuple(src[: ax + 1]), tuple(out.shape[: ax + 1])) else BAD
         if isinstance(m, Pieces):
             if ax != m.axis:
                 return [(ax, off) for _ in e.inputs]

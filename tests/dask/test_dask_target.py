@@ -208,7 +208,7 @@ def _pypto_tasks(array) -> dict:
     found: dict[str, int] = {}
     for key in dict(opt.__dask_graph__()):
         name = key[0] if isinstance(key, tuple) else key
-        if isinstance(name, str) and name.startswith("pypto-k"):
+        if isinstance(name, str) and (name.startswith("pypto-k") or "pypto-loop-" in name):
             kernel = name.split("-")[1]
             found[kernel] = found.get(kernel, 0) + 1
     return found
@@ -236,10 +236,8 @@ def test_time_loop_keeps_chunks_and_never_sets_items(client):
     assert got.chunks == ((250,) * 4,) and B.chunks == ((250,) * 4,)
     keys = _keys(got)
     assert not any("setitem" in k for k in keys)
-    # the loop body's plan: its two statements, kernels k0 and k1; 20 steps of 4 blocks each
-    body = ppto.explain(DIFFUSION, a.copy(), a.copy(), 20).kernels
-    assert [k.name for k in body] == ["k0", "k1"]
-    assert _pypto_tasks(got) == {"k0": 80, "k1": 80}
+    # temporal blocking: the 20 steps run inside one task per block (a halo of 20 * 2 rows)
+    assert _pypto_tasks(got) == {"loop": 4}
     want_a, want_b = a.copy(), a.copy()
     diffusion(want_a, want_b, 20)
     np.testing.assert_allclose(got.compute(), want_a, rtol=1e-12)
@@ -299,7 +297,8 @@ def test_explain_says_how_each_kernel_runs_and_its_tasks(client):
     A, B = da.from_array(a, chunks=250), da.from_array(a.copy(), chunks=250)
     text = str(ppto.explain(DIFFUSION, A, B, 20))
     assert "dask: one task per block of axis 0; slabs of B (axis 0, offsets +1..+1)" in text
-    assert "dask tasks for these arguments (per kernel name): k0: 80, k1: 80" in text
+    assert "dask: the loop over _ runs k steps per task per block of axis 0" in text
+    assert "dask tasks for these arguments (per kernel name): loop: 4" in text
     assert B.name == da.from_array(a.copy(), chunks=250).name  # explain wrote nothing
     tree = str(ppto.explain(COMPILED["total"], da.from_array(a, chunks=100)))
     assert "dask: a tree: partial reductions per block of axis 0" in tree
@@ -379,3 +378,95 @@ def test_fuzzer_findings(fn, shape, chunks):
     with dask.config.set(scheduler="sync"):
         got = ppto.compile(fn)(da.from_array(x, chunks=chunks)).compute()
     np.testing.assert_allclose(got, fn(x), rtol=1e-12)
+
+
+# -- time loops: k steps per task where the body runs on slabs as on the whole array ------------
+def _relax_t(u, T):  # the loop variable in the body
+    for t in range(T):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:]) + 0.001 * t
+    return u
+
+
+def _pinned(u, T):  # a fixed row read every step: global information (step by step)
+    for _ in range(T):
+        u[1:] = 0.5 * (u[1:] + u[:-1]) + u[0]
+    return u
+
+
+def _by_length(u, T):  # the length used as a value (a slab's length would differ)
+    for _ in range(T):
+        u[1:-1] = (u[:-2] + u[2:]) / u.shape[0]
+    return u
+
+
+def _half(u, T):  # a statement over the first half (not relative to the ends)
+    for _ in range(T):
+        u[1 : u.shape[0] // 2] = 0.5 * (u[: u.shape[0] // 2 - 1] + u[2 : u.shape[0] // 2 + 1])
+    return u
+
+
+def _with_sum(u, T):  # a scalar written by the loop
+    s = 0.0
+    for _ in range(T):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+        s = s + u.sum()
+    return u, s
+
+
+def _wave(u_prev, u, c2, T):  # two carried arrays swapped each step, a whole coefficient
+    for _ in range(T):
+        u_next = 2.0 * u - u_prev
+        u_next[1:-1] += c2 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+        u_prev, u = u, u_next
+    return u
+
+
+TIME_LOOPS = [
+    (_relax_t, True),
+    (_pinned, False),
+    (_by_length, False),
+    (_half, False),
+    (_with_sum, False),
+]
+
+
+@pytest.mark.parametrize("fn, blocked", TIME_LOOPS, ids=lambda p: getattr(p, "__name__", ""))
+@pytest.mark.parametrize("chunk", [8, 50])
+def test_time_loops_match_numpy_blocked_or_not(fn, blocked, chunk):
+    u = np.random.default_rng(12).standard_normal(200)
+    want = fn(u.copy(), 20)
+    compiled = ppto.compile(fn)
+    text = str(ppto.explain(compiled, da.from_array(u.copy(), chunks=chunk), 20))
+    assert ("runs k steps per task" in text) is blocked, text
+    with dask.config.set(scheduler="sync"):
+        got = compiled(da.from_array(u.copy(), chunks=chunk), 20)
+        got = dask.compute(got)[0]
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_time_loop_rounds_when_the_halo_outgrows_a_block():
+    """Blocks of 8 rows, 2 rows of halo a step: 2 steps per round, 10 rounds of 25 tasks."""
+    u = np.random.default_rng(13).standard_normal(200)
+    a, b = u.copy(), u.copy()
+    A, B = da.from_array(a.copy(), chunks=8), da.from_array(b.copy(), chunks=8)
+    got = DIFFUSION(A, B, 20)
+    assert _pypto_tasks(got) == {"loop": 250}
+    diffusion(a, b, 20)
+    with dask.config.set(scheduler="sync"):
+        np.testing.assert_array_equal(got.compute(), a)  # the same operations: the same bits
+        np.testing.assert_array_equal(B.compute(), b)
+
+
+def test_wave_equation_swapping_arrays():
+    rng = np.random.default_rng(14)
+    u0, u1 = rng.standard_normal(300), rng.standard_normal(300)
+    compiled = ppto.compile(_wave)
+    text = str(ppto.explain(compiled, da.from_array(u0, chunks=75), u1, 0.25, 30))
+    assert "runs k steps per task" in text, text
+    with dask.config.set(scheduler="sync"):
+        got = compiled(da.from_array(u0, chunks=75), da.from_array(u1, chunks=75), 0.25, 30)
+        np.testing.assert_allclose(got.compute(), _wave(u0, u1, 0.25, 30), rtol=1e-12)
