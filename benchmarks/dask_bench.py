@@ -17,6 +17,7 @@ and noisy: the ratios, measured in one run, are the result, not the absolute tim
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
@@ -110,11 +111,19 @@ def _inputs(spec, rng, da):
     return arrays, lazy
 
 
+_FRESH = itertools.count()
+
+
 def _fresh(values, da, wait):
     """Copies of the inputs, persisted under new names (outside the timing): every key a run
     computes is new, so the cluster cannot hand back a result it kept from an earlier run
     (plain Dask's names are deterministic, PyPTO's are not)."""
-    out = [(v + 0).persist() if isinstance(v, da.Array) else v for v in values]
+    out = [
+        da.map_blocks(np.copy, v, name=f"bench-input-{next(_FRESH)}", meta=v._meta).persist()
+        if isinstance(v, da.Array)
+        else v
+        for v in values
+    ]
     wait([v for v in out if isinstance(v, da.Array)])
     return out
 
@@ -136,6 +145,7 @@ def _time_dask(fn, lazy, repeat, da, dask, wait):
     result = None
     wait(fn(*_fresh(lazy, da, wait)).persist())
     for _ in range(repeat):
+        result = None  # (the cluster forgets the last run's result)
         args = _fresh(lazy, da, wait)
         t0 = time.perf_counter()
         result = fn(*args)

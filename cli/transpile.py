@@ -354,12 +354,13 @@ Exit codes:
 )
 @click.option(
     "--target",
-    type=click.Choice(["numpy", "cuda", "all"]),
+    type=click.Choice(["numpy", "cuda", "all", "dask"]),
     default="all",
     show_default=True,
     help="The programs the modules carry: for NumPy arrays, for CuPy arrays (CUDA kernels; "
-    "cupy is imported only when such arrays arrive), or both. Other arguments run the "
-    "original function.",
+    "cupy is imported only when such arrays arrive), or both; dask: for NumPy arrays, and dask "
+    "arrays go to PyPTO's Dask target (pypto is imported only when they arrive, and must be "
+    "installed on the workers). Other arguments run the original function.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 listing outputs not current.")
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of the changes.")

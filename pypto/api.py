@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import keyword
+import re
 
 import numpy as np
 
@@ -69,7 +70,7 @@ class Node:
         self.name = name  # placeholders
         self.shape = shape  # placeholders: declared shape (entries None, int or symbol name)
         self.dtype = dtype  # placeholders: declared dtype
-        self.value = value  # constants: the array
+        self.value = value  # constants: the array; placeholders: a dask array bound to it
         self.cache = None  # trace cache, owned by tracer.py
 
 
@@ -95,6 +96,10 @@ def _freeze(v):
     if isinstance(v, (list, tuple)):
         return tuple(_freeze(x) for x in v)
     return v
+
+
+def _is_dask(a) -> bool:
+    return type(a).__module__.startswith("dask.") and hasattr(a, "__dask_graph__")
 
 
 def _is_scalar(a) -> bool:
@@ -133,6 +138,9 @@ def _lazy_arg(a):
         return a._node
     if isinstance(a, np.ndarray):
         return Node("const", value=a)
+    if _is_dask(a):  # an input bound to itself: the chain runs on the Dask target
+        name = "dask_" + re.sub(r"\W", "_", str(a.name))[:40]
+        return Node("placeholder", name=name, value=a)
     if _is_scalar(a):
         return a
     raise ArgumentError(f"cannot use {type(a).__name__} as an operand: {a!r}")

@@ -54,7 +54,7 @@ def placeholders(roots) -> dict[str, api.Node]:
     for node in _topo(roots):
         if node.op == "placeholder":
             other = found.setdefault(node.name, node)
-            if other is not node:
+            if other is not node and not (node.value is not None and other.value is node.value):
                 raise BindingError(
                     f"two different inputs are named {node.name!r}", site=node.site, code="PPT407"
                 )
@@ -171,6 +171,8 @@ def compile_chain(roots: list, bindings: dict):
     found = head.cache.get(("inputs", chain_key))
     if found is None:  # the chain is immutable: walk it once
         found = head.cache[("inputs", chain_key)] = placeholders(roots)
+    # dask arrays used as operands are inputs bound to themselves
+    bindings = {**{n: p.value for n, p in found.items() if p.value is not None}, **bindings}
     missing = sorted(set(found) - set(bindings))
     extra = sorted(set(bindings) - set(found))
     if missing or extra:

@@ -86,11 +86,12 @@ def transpile_file(
 ) -> Transpiled:
     """The generated module for the file at ``path`` (see the module docstring). ``target``:
     "numpy" (NumPy arrays), "cuda" (CuPy arrays) or "all" (both; what the arguments are
-    decides at call time); other arguments run the original function. ``runtime``: the
+    decides at call time), "dask" (NumPy arrays, and dask arrays handed to PyPTO's Dask target,
+    which imports pypto then); other arguments run the original function. ``runtime``: the
     module the generated code imports its helpers from (``runtime_text``; "._pypto_runtime"
     inside a package)."""
-    if target not in ("numpy", "cuda", "all"):
-        raise TranspileError(f"target {target!r} is not numpy, cuda or all")
+    if target not in ("numpy", "cuda", "all", "dask"):
+        raise TranspileError(f"target {target!r} is not numpy, cuda, all or dask")
     path = Path(path)
     data = path.read_bytes()
     with open(path, "rb") as f:
@@ -293,7 +294,7 @@ def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[s
         plans = plan_function(fn_ir)
         kernels += sum(len(p.kernels) for p in plans.values())
         prefix = f"_{name}_{n}"
-        if target in ("numpy", "all"):
+        if target in ("numpy", "all", "dask"):
             parts.append(_program(fn_ir, plans, prefix, "numpy", module))
         cuda = None
         if target in ("cuda", "all"):  # the program with its blocks on the CUDA target
@@ -306,7 +307,7 @@ def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[s
                 missing = str(e)
         # the plan's assumptions on sizes, checked before it runs
         guards = [guard_test(g, lambda e: format_code(e, _size_code)) for g in fn_ir.guards]
-        if target in ("numpy", "all"):
+        if target in ("numpy", "all", "dask"):
             host = [kind_check(p, bound[p]) for p in names] + guards
             branches.append((" and ".join(host) or "True", f"{prefix}({', '.join(names)})"))
         if cuda is not None:
@@ -320,6 +321,9 @@ def _function(obj, node: cst.FunctionDef, signatures, module, target) -> tuple[s
     lines.append(f'    """PyPTO\'s compiled `{name}` for {len(signatures)} signature(s); other')
     lines.append('    arguments run the original Python function."""')
     arrays = ", ".join(names) + ("," if len(names) == 1 else "")
+    if target == "dask":  # (the workers need pypto-compiler: its tasks call pypto)
+        lines.append(f"    if _on_dask({arrays}):  # dask arrays: PyPTO's Dask target")
+        lines.append(f"        return _dask_call(_{name}_python, {original})")
     if target in ("cuda", "all"):
         lines.append(f"    if _on_gpu({arrays}):  # CuPy arrays: the CUDA specializations")
         lines.append(f"        _cp = _cupy({arrays})")

@@ -320,6 +320,18 @@ def test_compile_with_chunks_distributes_numpy_arguments(client):
     np.testing.assert_allclose(got.compute(), want_a, rtol=1e-12)
 
 
+def test_lazy_ops_on_dask_arrays_are_inputs_bound_to_them(client):
+    """``ppto.sin(x)`` on a dask array (PPT206 before): the array is an input of the chain,
+    bound to itself; the chain runs on the Dask target."""
+    rng = np.random.default_rng(16)
+    xv = rng.standard_normal((40, 30))
+    x = da.from_array(xv, chunks=(10, 30))
+    chain = ppto.sin(x) * ppto.tensor("s") + ppto.reduce_sum(x, axis=1, keepdims=True)
+    got = chain.run(s=3.0)
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(got.compute(), np.sin(xv) * 3.0 + xv.sum(1, keepdims=True))
+
+
 def test_the_task_function_pickles_by_reference():
     from pypto.emit import dask_runtime
 
@@ -470,3 +482,48 @@ def test_wave_equation_swapping_arrays():
     with dask.config.set(scheduler="sync"):
         got = compiled(da.from_array(u0, chunks=75), da.from_array(u1, chunks=75), 0.25, 30)
         np.testing.assert_allclose(got.compute(), _wave(u0, u1, 0.25, 30), rtol=1e-12)
+
+
+def test_transpile_target_dask(tmp_path, client):
+    """A module from ``pypto transpile --target dask`` runs NumPy arrays on its NumPy program
+    and hands dask arrays to PyPTO's Dask target (the workers have pypto)."""
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from pypto_cli.main import main
+
+    src = tmp_path / "stencil.py"
+    src.write_text(
+        "import numpy as np\n\n\n"
+        "# pypto: export jacobi(f64[n], f64[n], int)\n"
+        "def jacobi(A, B, steps):\n"
+        "    for _ in range(steps):\n"
+        "        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])\n"
+        "        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])\n"
+        "    return A\n"
+    )
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["transpile", str(src), "-o", str(out), "--target", "dask"])
+    assert done.exit_code == 0, done.output
+    text = (out / "stencil.py").read_text()
+    assert "if _on_dask(A, B, steps):" in text
+    spec = importlib.util.spec_from_file_location("stencil_dask", out / "stencil.py")
+    module = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.path.insert(0, str(out))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(out))
+    a = np.random.default_rng(15).standard_normal(400)
+    A, B = da.from_array(a.copy(), chunks=100), da.from_array(a.copy(), chunks=100)
+    got = module.jacobi(A, B, 10)
+    assert isinstance(got, da.Array)
+    want_a, want_b = a.copy(), a.copy()
+    module._jacobi_python(want_a, want_b, 10)
+    np.testing.assert_array_equal(got.compute(), want_a)
+    x, y = a.copy(), a.copy()
+    module.jacobi(x, y, 10)  # NumPy arrays: the module's own NumPy program
+    np.testing.assert_allclose(x, want_a, rtol=1e-12)
