@@ -479,7 +479,8 @@ def _symbols_of(eqns) -> set[str]:
 
 class PartialEmitter(BlockEmitter):
     """A block's partial reductions: each reduction over the block's rows of the split axis
-    (and the whole of its other reduced axes), kept dims; what it reads on slabs."""
+    (and the whole of its other reduced axes), kept dims; or a scan over the block's rows;
+    what it reads on slabs."""
 
     def __init__(self, sub: GraphPlan, name: str, reduces, slabs):
         super().__init__(sub, name, slabs, ())
@@ -511,6 +512,12 @@ class PartialEmitter(BlockEmitter):
         for i, e in enumerate(self.reduces):
             a = e.inputs[0]
             attrs = e.params
+            if e.op in ("cumsum", "cumprod"):  # a scan over the block's rows
+                dtype = np.dtype(e.out.type.dtype).name
+                code = self._value(a, region, ctx)
+                self.out.add(f"_r{i} = np.{e.op}({code}, axis={attrs['axis']}, dtype=np.{dtype})")
+                results.append(f"_r{i}")
+                continue
             dtype = attrs.get("dtype") or (e.out.type.dtype if e.op == "mean" else None)
             if e.op == "mean" and attrs.get("dtype") is None and dtype == np.float16:
                 dtype = np.dtype(np.float32)  # NumPy's mean of float16 sums in float32
@@ -524,12 +531,124 @@ class PartialEmitter(BlockEmitter):
         return "\n".join(head + self.out.lines) + "\n"
 
 
+# -- scans along the chunk axis: a scan per block, carries, then the maps after -----------------
+@dataclasses.dataclass(frozen=True)
+class ScanProgram:
+    partial: Program  # a block's scan of its rows (on slabs)
+    slabs: tuple  # per input of ``partial``
+    inputs: tuple
+    axis: int  # the scanned axis: the blocks split it
+    step: str  # the ufunc that carries one block's last row into the next block
+    final: Program | None  # the maps after the scan, per block (BlockEmitter), or None
+    final_slabs: tuple  # per input of ``final``: its slab (the scan's value: slot 0)
+    final_inputs: tuple  # per input of ``final``: None (the scan's value) or the Var
+
+
+def scan_program(plan: GraphPlan, k: Kernel) -> ScanProgram | None:
+    cache = plan.__dict__.setdefault("_dask_scans", {})
+    if id(k) not in cache:
+        try:
+            cache[id(k)] = _scan_tree(plan, k)
+        except (NotBlockable, InternalError):
+            cache[id(k)] = None
+    return cache[id(k)]
+
+
+def _scan_tree(plan: GraphPlan, k: Kernel) -> ScanProgram:
+    from ..lower.families import family
+    from ..passes.chunk import follow
+    from ..passes.plan import Chunking
+    from ..registry import REGISTRY
+
+    scans = [e for e in k.body.eqns if family(e) == "scan"]
+    if k.kind != "scan" or len(scans) != 1 or k.stores:
+        raise NotBlockable("not one scan")
+    (scan,) = scans
+    axis = scan.params["axis"]
+    if not plan.same(scan.out.type.shape, k.domain) or scan.inputs[0].type.rank != len(k.domain):
+        raise NotBlockable("a scan not over the domain")
+    need = {id(scan.inputs[0])}
+    prologue = []
+    for e in reversed(k.body.eqns):
+        if id(e.out) in need and e is not scan:
+            prologue.append(e)
+            need |= {id(a) for a in e.inputs}
+    prologue.reverse()
+    inner = {id(e.out) for e in prologue}
+    epilogue = [e for e in k.body.eqns if id(e.out) not in inner and e is not scan]
+    if any(id(a) in inner for e in epilogue for a in e.inputs):
+        raise NotBlockable("the maps after the scan read the values before it")
+    consts = {id(v) for v, _ in plan.graph.consts}
+    inputs = tuple(v for v in k.inputs if id(v) in need)
+    pk = Kernel(k.name, "elementwise", k.domain, Graph(inputs, (), tuple(prologue), scan.inputs))
+    tags = follow(pk, axis, plan.same)
+    if tags is None:
+        raise NotBlockable("the scanned axis cannot be followed through the prologue")
+    pk.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
+    slabs = [_slab_of(tags, v) for v in inputs]
+    sub = sub_plan(plan, pk)
+    symbols = sorted(graph_symbols(sub, chunks=False) | _symbols_of([scan]))
+
+    def make(slabs):
+        emitter = PartialEmitter(sub, f"{ident(k.name)}_scan", [scan], slabs)
+        emitter.symbols = symbols
+        return emitter
+
+    partial, slabs = settle(make, slabs, inputs)
+    final, final_slabs, final_inputs = None, (), ()
+    if epilogue:
+        made = {id(e.out) for e in epilogue}
+        ins = tuple(
+            dict.fromkeys(
+                a for e in epilogue for a in e.inputs if isinstance(a, Var) and id(a) not in made
+            )
+        )
+        if any(v is scan.out for v in k.outputs):
+            raise NotBlockable("the scan is an output and read after")
+        ek = Kernel(k.name, "elementwise", k.domain, Graph(ins, (), tuple(epilogue), k.outputs))
+        etags = follow(ek, axis, plan.same)
+        if etags is None:
+            raise NotBlockable("the scanned axis cannot be followed after the scan")
+        ek.chunking = Chunking(axis, 1, k.domain[axis], follows=etags)
+        esub = sub_plan(plan, ek)
+        outs = []
+        for v in k.outputs:
+            tag = etags.get(id(v))
+            if tag is None or tuple(tag[1]) != (0,) or tag[0] != axis:
+                raise NotBlockable("an output that does not follow the scanned axis")
+            outs.append((axis, None))
+        eslabs = [_slab_of(etags, v) for v in ins]
+        if eslabs[ins.index(scan.out)] != (axis, 0, 0):
+            raise NotBlockable("the scan's value read at offsets")
+        final, eslabs = _block(esub, f"{k.name}_after", eslabs, tuple(outs))
+        if eslabs[ins.index(scan.out)] is None:
+            raise NotBlockable("the scan's value read outside its block")
+        final_slabs = tuple(s for v, s in zip(ins, eslabs) if id(v) not in consts)
+        final_inputs = tuple(None if v is scan.out else v for v in ins if id(v) not in consts)
+    elif tuple(k.outputs) != (scan.out,):
+        raise NotBlockable("outputs other than the scan")
+    step = REGISTRY[scan.op].scan_step.__name__
+    taken = tuple(v for v in inputs if id(v) not in consts)
+    graph_slabs = tuple(s for v, s in zip(inputs, slabs) if id(v) not in consts)
+    return ScanProgram(partial, graph_slabs, taken, axis, step, final, final_slabs, final_inputs)
+
+
+def _slab_of(tags, v):
+    tag = tags.get(id(v))
+    offs = () if tag is None else tuple(tag[1])
+    if tag is None or not v.type.rank or not all(isinstance(o, int) for o in offs):
+        return None
+    return (tag[0], min(offs), max(offs))
+
+
 __all__ = [
     "KernelPrograms",
     "NotBlockable",
     "Program",
+    "ScanProgram",
     "TreeProgram",
     "programs",
+    "scan_program",
     "sub_plan",
     "tree_program",
 ]

@@ -73,6 +73,26 @@ def finish(program, args: Args, combined, *arrays):
     return tuple(values[i] if kind == "reduction" else made[i] for kind, i in args.kw["outputs"])
 
 
+def scan_carry(args: Args, carry, partial):
+    """What a scan carries into the next block: ``carry`` stepped with the last row of this
+    block's scan (``partial``: a task's results, the scan first)."""
+    axis = args.kw["axis"]
+    last = np.take(partial[0], [partial[0].shape[axis] - 1], axis=axis)
+    return last if carry is None else getattr(np, args.kw["step"])(carry, last)
+
+
+def scan_finish(program, args: Args, carry, partial, *arrays):
+    """A block's scan values (its own scan stepped with what the blocks before carry), then
+    the maps after the scan (``program`` on slabs: the scan's value in its slot), or them."""
+    local = partial[0]
+    value = local if carry is None else getattr(np, args.kw["step"])(carry, local)
+    if program is None:
+        return (value,)
+    it = iter(arrays)
+    ins = [value if slot is None else next(it) for slot in args.kw["slots"]]
+    return run(program, Args(args.kw["final"]), *ins)
+
+
 _GRAPHS: dict[str, object] = {}
 
 
@@ -94,4 +114,13 @@ def pick(results, i: int):
     return results[i]
 
 
-__all__ = ["Args", "combine", "compiled_graph", "finish", "pick", "run"]
+__all__ = [
+    "Args",
+    "combine",
+    "compiled_graph",
+    "finish",
+    "pick",
+    "run",
+    "scan_carry",
+    "scan_finish",
+]

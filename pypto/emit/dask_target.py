@@ -32,8 +32,15 @@ from ..bindings import is_dask_array
 from ..ir import Literal
 from ..passes.plan import GraphPlan, Kernel
 from ..symbolic import Sym, evaluate
-from .dask_blocks import KernelPrograms, TreeProgram, programs, tree_program
-from .dask_runtime import Args, combine, finish, pick, run
+from .dask_blocks import (
+    KernelPrograms,
+    ScanProgram,
+    TreeProgram,
+    programs,
+    scan_program,
+    tree_program,
+)
+from .dask_runtime import Args, combine, finish, pick, run, scan_carry, scan_finish
 
 _COUNTER = itertools.count()
 TASK_BYTES = 64 << 20  # blocks of about this size when no input's chunks say otherwise
@@ -63,6 +70,11 @@ def run_graph_dask(plan: GraphPlan, values: list, env: dict) -> list:
 def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da) -> list:
     progs = programs(plan, k)
     consts = {id(v) for v, _ in plan.graph.consts}
+    scan = scan_program(plan, k) if k.kind == "scan" else None
+    if scan is not None and _split_along(k, scan, vals):  # the input's blocks split the scan
+        bounds = _tree_bounds(k, scan, vals, env)
+        if len(bounds) > 2:
+            return _scan(k, scan, vals, env, bounds, da)
     symbols = (
         {name: _int(evaluate(Sym(s), env)) for name, s in progs.block.symbols}
         if progs.block
@@ -100,7 +112,133 @@ def _boundaries(chunks) -> list[int]:
 SPLIT_EVERY = 8  # partial reductions a combine task takes
 
 
-def _tree_bounds(k: Kernel, tree: TreeProgram, vals: dict, env: dict) -> list[int]:
+def _split_along(k: Kernel, scan: ScanProgram, vals: dict) -> bool:
+    """Whether a dask input has several blocks along the scanned axis (else the kernel's own
+    chunk axis, if any, splits it without moving the data)."""
+    for v, slab in zip(scan.inputs, scan.slabs):
+        x = vals[id(v)]
+        if slab is not None and is_dask_array(x) and len(x.chunks[slab[0]]) > 1:
+            return True
+    return False
+
+
+def _scan(k: Kernel, sp: ScanProgram, vals, env, bounds, da) -> list:
+    """A scan per block of the scanned axis; each block's carry is the carry before it
+    stepped with its last row (a chain of small tasks); then each block's values and the
+    maps after the scan, per block."""
+
+    name = _name(k)
+    layer: dict = {}
+    deps: list = []
+    blocks = list(itertools.pairwise(bounds))
+    part_key = f"pypto-program-{sp.partial.key}"
+    layer[part_key] = sp.partial
+    symbols = {n: _int(evaluate(Sym(s), env)) for n, s in sp.partial.symbols}
+    partials = _block_tasks(
+        f"pypto-scan-{name[6:]}",
+        part_key,
+        sp.inputs,
+        sp.slabs,
+        blocks,
+        symbols,
+        vals,
+        env,
+        layer,
+        deps,
+        da,
+    )
+    carries = [None]
+    for b in range(1, len(blocks)):
+        key = (f"pypto-carry-{name[6:]}", b)
+        layer[key] = (
+            scan_carry,
+            Args({"axis": sp.axis, "step": sp.step}),
+            carries[-1],
+            partials[b - 1],
+        )
+        carries.append(key)
+    final_key, others, final_kw = None, [[] for _ in blocks], [{} for _ in blocks]
+    slots = []
+    if sp.final is not None:
+        final_key = f"pypto-program-{sp.final.key}"
+        layer[final_key] = sp.final
+        fsym = {n: _int(evaluate(Sym(s), env)) for n, s in sp.final.symbols}
+        final_kw = [dict(fsym, _s=s, _e=e) for s, e in blocks]
+        for j, (v, slab) in enumerate(zip(sp.final_inputs, sp.final_slabs)):
+            slots.append(None if v is None else j)
+            if v is None:  # the scan's value: a block of it, as it is
+                for b, (s, _e) in enumerate(blocks):
+                    final_kw[b][f"_o{j}"] = s
+                continue
+            x = vals[id(v)]
+            if slab is None:
+                key = _whole_key(x, da, layer, deps)
+                for b in range(len(blocks)):
+                    others[b].append(key)
+                continue
+            axis, lo, hi = slab
+            extent = _shape(v, env)[axis]
+            spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
+            keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
+            for b in range(len(blocks)):
+                others[b].append(keys[b])
+                final_kw[b][f"_o{j}"] = spans[b][0]
+    for b in range(len(blocks)):
+        kw = {"axis": sp.axis, "step": sp.step, "slots": slots, "final": final_kw[b]}
+        layer[(name, b)] = (scan_finish, final_key, Args(kw), carries[b], partials[b], *others[b])
+    return _outputs(k, name, layer, deps, [sp.axis] * len(k.outputs), blocks, env, da)
+
+
+def _block_tasks(name, prog_key, inputs, slabs, blocks, symbols, vals, env, layer, deps, da):
+    """One task per block running a block program on slabs of ``inputs``; their keys."""
+    args = [[] for _ in blocks]
+    kws = [dict(symbols, _s=s, _e=e) for s, e in blocks]
+    for j, (v, slab) in enumerate(zip(inputs, slabs)):
+        x = vals[id(v)]
+        if slab is None:
+            key = _whole_key(x, da, layer, deps)
+            for b in range(len(blocks)):
+                args[b].append(key)
+            continue
+        axis, lo, hi = slab
+        extent = _shape(v, env)[axis]
+        spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
+        keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
+        for b in range(len(blocks)):
+            args[b].append(keys[b])
+            kws[b][f"_o{j}"] = spans[b][0]
+    keys = [(name, b) for b in range(len(blocks))]
+    for b, key in enumerate(keys):
+        layer[key] = (run, prog_key, Args(kws[b]), *args[b])
+    return keys
+
+
+def _outputs(k, name, layer, deps, axes, blocks, env, da) -> list:
+    """Dask arrays of a kernel's outputs from its block tasks ``(name, b)`` (each returning
+    its outputs' blocks, along ``axes``)."""
+    from dask.highlevelgraph import HighLevelGraph
+
+    main = HighLevelGraph.from_collections(name, layer, dependencies=deps)
+    results = []
+    for j, (v, axis) in enumerate(zip(k.outputs, axes)):
+        shape = _shape(v, env)
+        out_name = f"pypto-out{j}-{name[6:]}"
+        out_layer = {
+            (out_name, *(b if a == axis else 0 for a in range(len(shape)))): (pick, (name, b), j)
+            for b in range(len(blocks))
+        }
+        g = HighLevelGraph(
+            {**main.layers, out_name: out_layer}, {**main.dependencies, out_name: {name}}
+        )
+        chunks = tuple(
+            tuple(e - s for s, e in blocks) if a == axis else (d,) for a, d in enumerate(shape)
+        )
+        meta = np.empty((0,) * v.type.rank, v.type.dtype)
+        results.append(da.Array(g, out_name, chunks, meta=meta))
+    return results
+
+
+def _tree_bounds(k: Kernel, tree, vals: dict, env: dict) -> list[int]:
     n = int(evaluate(k.domain[tree.axis], env))
     for v, slab in zip(tree.inputs, tree.slabs):
         x = vals[id(v)]
@@ -419,6 +557,14 @@ def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
     """How the Dask target runs kernel ``k`` (for ``explain``)."""
     names = plan.names
     progs = programs(plan, k)
+    scan = scan_program(plan, k) if k.kind == "scan" else None
+    prefix = ""
+    if scan is not None:
+        prefix = (
+            f"where the input's blocks split axis {scan.axis}: a scan per block, each block's "
+            "carry from the one before (a chain of small tasks), the maps after the scan per "
+            "block; else "
+        )
     if progs.block is not None:
         reads = []
         for v, slab in zip(k.inputs, progs.slabs):
@@ -433,7 +579,7 @@ def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
             text += "; slabs of " + ", ".join(reads)
         if whole:
             text += "; whole " + ", ".join(whole)
-        return text
+        return prefix + text
     tree = tree_program(plan, k) if k.chunking is None else None
     if tree is not None:
         return (
@@ -441,7 +587,7 @@ def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
             f"{SPLIT_EVERY} at a time, then the maps after them in one task"
         )
     why = "not chunked" if k.chunking is None else "its blocks do not render as slabs"
-    return f"one task over whole arrays ({why}: the inputs are gathered on one worker)"
+    return prefix + f"one task over whole arrays ({why}: the inputs are gathered on one worker)"
 
 
 def count_tasks(arrays) -> dict[str, int]:

@@ -185,6 +185,37 @@ def test_reductions_along_the_chunk_axis_are_trees(client, name):
     _same(got, CORPUS[name](*arrays), "float64")
 
 
+def _scan_after(x):
+    return np.exp(np.cumsum(x * 0.01, axis=0)) * x
+
+
+def _cumprod(x):
+    return np.cumprod(1 + 0.001 * x, axis=0)
+
+
+@pytest.mark.parametrize("fn", [cumsum_cols, _scan_after, _cumprod, "flat"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_scans_along_the_chunk_axis_carry_between_blocks(client, fn, dtype):
+    """No rechunk: a scan per block, carries chained block to block (cumreduction's job)."""
+    rng = np.random.default_rng(17)
+    x = (rng.standard_normal((120, 6)) * 4).astype(dtype)
+    if fn == "flat":
+        fn, x = _flat_cumsum, x[:, 0].copy()
+    got = ppto.compile(fn)(da.from_array(x, chunks=(25,) + x.shape[1:]))
+    keys = _keys(got)
+    assert sum("pypto-carry" in k for k in keys) == 4 and not any("rechunk" in k for k in keys)
+    want = fn(x)
+    value = got.compute()
+    assert value.dtype == want.dtype
+    # (a blocked float32 sum rounds differently near 0: an absolute tolerance at its scale)
+    atol = 1e-5 * float(np.abs(want).max()) if dtype == "float32" else 0
+    np.testing.assert_allclose(value, want, rtol=2e-5 if dtype == "float32" else 1e-12, atol=atol)
+
+
+def _flat_cumsum(x):
+    return np.cumsum(x)
+
+
 def test_integer_and_boolean_reductions(client):
     x = np.random.default_rng(8).integers(-50, 50, (300, 7)).astype(np.int32)
     for name in ("column_sums", "spread", "any_below", "column_means"):
