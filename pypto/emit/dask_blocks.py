@@ -147,17 +147,7 @@ def _layout(k: Kernel):
             if not any(s.base is x for x in k.inputs):
                 raise NotBlockable("a slice assignment into a value the kernel computes")
             outs.append((tag[0], offs[0]))
-    slabs = []
-    for v in k.inputs:
-        tag = tags.get(id(v))
-        if tag is None or not v.type.rank:
-            slabs.append(None)
-            continue
-        offs = tuple(tag[1])
-        if not all(isinstance(o, int) for o in offs):
-            slabs.append(None)  # read at symbolic offsets: the whole array
-            continue
-        slabs.append((tag[0], min(offs), max(offs)))
+    slabs = [_slab_of(tags, v) for v in k.inputs]
     return tuple(slabs), tuple(outs)
 
 
@@ -400,14 +390,7 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
     if tags is None:
         raise NotBlockable("the reduced axis cannot be followed through the prologue")
     pk.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
-    slabs = []
-    for v in inputs:
-        tag = tags.get(id(v))
-        offs = () if tag is None else tuple(tag[1])
-        if tag is None or not v.type.rank or not all(isinstance(o, int) for o in offs):
-            slabs.append(None)
-        else:
-            slabs.append((tag[0], min(offs), max(offs)))
+    slabs = [_slab_of(tags, v) for v in inputs]
     sub = sub_plan(plan, pk)
     symbols = sorted(graph_symbols(sub, chunks=False) | _symbols_of(reduces))
 
@@ -634,6 +617,8 @@ def _scan_tree(plan: GraphPlan, k: Kernel) -> ScanProgram:
 
 
 def _slab_of(tags, v):
+    """The slab a block reads of ``v``: (its axis, smallest, largest offset), or None (read
+    whole: it does not vary along the axis, or at symbolic offsets)."""
     tag = tags.get(id(v))
     offs = () if tag is None else tuple(tag[1])
     if tag is None or not v.type.rank or not all(isinstance(o, int) for o in offs):

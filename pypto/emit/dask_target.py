@@ -259,25 +259,9 @@ def _tree(k: Kernel, tree: TreeProgram, vals, env, bounds, da) -> list:
     layer[part_key] = tree.partial
     symbols = {n: _int(evaluate(Sym(s), env)) for n, s in tree.partial.symbols}
     blocks = list(itertools.pairwise(bounds))
-    args = [[] for _ in blocks]
-    kws = [dict(symbols, _s=s, _e=e) for s, e in blocks]
-    for j, (v, slab) in enumerate(zip(tree.inputs, tree.slabs)):
-        x = vals[id(v)]
-        if slab is None:
-            key = _whole_key(x, da, layer, deps)
-            for b in range(len(blocks)):
-                args[b].append(key)
-            continue
-        axis, lo, hi = slab
-        extent = _shape(v, env)[axis]  # (the halo of a block at an end lies outside)
-        spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
-        keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
-        for b in range(len(blocks)):
-            args[b].append(keys[b])
-            kws[b][f"_o{j}"] = spans[b][0]
-    level = [(name, b) for b in range(len(blocks))]
-    for b in range(len(blocks)):
-        layer[level[b]] = (run, part_key, Args(kws[b]), *args[b])
+    level = _block_tasks(
+        name, part_key, tree.inputs, tree.slabs, blocks, symbols, vals, env, layer, deps, da
+    )
     meta = Args({"reductions": tree.reductions})
     depth = 0
     while len(level) > 1:
