@@ -78,6 +78,9 @@ class CompiledFunction:
         function writes get their final values (computed here)."""
         import dask.array as da
 
+        fn_ir, _ = self._resolve(arguments)  # (NumPy's aliasing rule, on the NumPy arrays)
+        if fn_ir is not _FALLBACK:
+            _check_aliasing(fn_ir, arguments)
         lazy = {}
         for name, v in arguments.items():
             if isinstance(v, np.ndarray) and v.ndim:
@@ -93,6 +96,16 @@ class CompiledFunction:
         return result
 
     def _call(self, arguments: dict, args, kwargs):
+        fn_ir, env = self._resolve(arguments)
+        if fn_ir is _FALLBACK:
+            if args is None:  # (distributed arguments)
+                return self._fn(**arguments)
+            return self._fn(*args, **kwargs)
+        _check_aliasing(fn_ir, arguments)
+        return self._runner(fn_ir)(arguments, env)
+
+    def _resolve(self, arguments: dict):
+        """(the Function IR for these arguments, or _FALLBACK; the size symbols' values)."""
         seen = _call_key(arguments)  # the same kinds of arguments as a recent call: its answer
         found = self._recent.get(seen) if seen is not None else None
         if found is not None:
@@ -108,12 +121,7 @@ class CompiledFunction:
                 if len(self._recent) > 64:
                     self._recent.clear()
                 self._recent[seen] = (fn_ir, env)
-        if fn_ir is _FALLBACK:
-            if args is None:  # (distributed arguments)
-                return self._fn(**arguments)
-            return self._fn(*args, **kwargs)
-        _check_aliasing(fn_ir, arguments)
-        return self._runner(fn_ir)(arguments, env)
+        return fn_ir, env
 
     def _runner(self, fn_ir: Function):
         """Runs fn_ir (made once per compiled Function): its generated code, or with
@@ -240,7 +248,7 @@ class CompiledFunction:
             warnings.warn(
                 f"PyPTO cannot compile `{self.__name__}`, running it as plain Python:\n{e}",
                 PyptoFallbackWarning,
-                stacklevel=4,
+                stacklevel=_user_level(),
             )
             fn_ir = _FALLBACK
         self._cache.setdefault(key, []).append(fn_ir)
@@ -400,13 +408,36 @@ def _describe(specs) -> str:
     return ", ".join(parts)
 
 
+def _user_level() -> int:
+    """The ``stacklevel`` of a warning issued by the caller of this function that names the
+    first frame outside the pypto package (the user's call)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _check_aliasing(fn_ir: Function, arguments: dict) -> None:
     """Arguments the function writes must not share memory with other array arguments."""
     written = {name for name, _ in fn_ir.writebacks}
     arrays = [(n, v) for n, v in arguments.items() if isinstance(v, np.ndarray)]
+    # a dask array is a value: two arguments share it when they are one object (equal data,
+    # one name, in two objects: two arrays, as two equal NumPy arrays are)
+    lazy = [(n, v) for n, v in arguments.items() if is_dask_array(v)]
     for name in written:
-        for other, value in arrays:
-            if other != name and np.may_share_memory(arguments[name], value):
+        target = arguments[name]
+        for other, value in arrays if isinstance(target, np.ndarray) else lazy:
+            if other == name:
+                continue
+            if isinstance(target, np.ndarray):
+                shared = np.may_share_memory(target, value)
+            else:
+                shared = target is value
+            if shared:
                 raise UnsupportedError(
                     f"argument {name!r} is written by `{fn_ir.name}` and shares memory with "
                     f"argument {other!r}",

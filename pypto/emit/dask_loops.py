@@ -55,6 +55,7 @@ class LoopProgram:
 class TimeLoop:
     program: LoopProgram
     halo: int  # H: rows a step reads beyond the rows it writes
+    shortest: int  # the fewest rows a slab may have: every statement's extent N + c >= 0
     distributed: tuple  # host vars D (slab slots 0..)
     whole: tuple  # host vars W read whole (loop invariant)
     written: tuple  # host vars the loop writes (all in D)
@@ -153,6 +154,17 @@ def _analyse(loop: Loop, plans: dict) -> TimeLoop:
             distributed.setdefault(id(h), h)
     if n_sym is None or halo == 0:
         raise _No("nothing to block")
+    shortest = 1  # -c for the most negative extent N + c of any value along axis 0
+    for b in loop.body:
+        plan = plans[id(b)]
+        for k in plan.kernels:
+            c = _offset(plan, k.chunking.extent, n_sym)
+            shortest = max(shortest, -c)
+        for e in plan.graph.eqns:
+            if e.out.type.rank:
+                c = _offset(plan, e.out.type.shape[0], n_sym)
+                if c is not None:
+                    shortest = max(shortest, -c)
     for b in loop.body:  # what else the body reads (scalars, arrays no kernel slices): whole
         for h in b.inputs:
             if id(h) not in distributed:
@@ -180,7 +192,7 @@ def _analyse(loop: Loop, plans: dict) -> TimeLoop:
     w = tuple(h for h in dist if id(h) in written)
     key = f"{next(_COUNTER):x}-{id(loop):x}"
     program = LoopProgram(key, loop.var, tuple(blocks), len(dist), tuple(slot[id(h)] for h in w))
-    return TimeLoop(program, halo, dist, wh, w)
+    return TimeLoop(program, halo, shortest, dist, wh, w)
 
 
 def _offset(plan, d, n):
@@ -223,7 +235,7 @@ def run_time_loop(loop: Loop, plans: dict, host: dict, env: dict) -> bool:
     if not all(is_dask_array(a) for a in arrays):
         return False
     n = arrays[0].shape[0]
-    if any(a.shape[0] != n for a in arrays):
+    if any(a.shape[0] != n for a in arrays) or n < tl.shortest:
         return False
     bounds = _boundaries(arrays[0].chunks[0])
     blocks = list(itertools.pairwise(bounds))
@@ -241,7 +253,9 @@ def run_time_loop(loop: Loop, plans: dict, host: dict, env: dict) -> bool:
         name = f"pypto-loop-{next(_COUNTER):x}"
         layer: dict = {prog_key: tl.program}
         deps: list = []
-        spans = [(max(0, s - reach), min(n, e + reach)) for s, e in blocks]
+        # a slab at least as long as the statements need (widened into the next blocks: more
+        # rows either side are always right); where the array is shorter, step by step
+        spans = [_widened(max(0, s - reach), min(n, e + reach), tl.shortest, n) for s, e in blocks]
         slab_keys = []
         for h in tl.distributed:
             x = values[id(h)]
@@ -271,6 +285,16 @@ def run_time_loop(loop: Loop, plans: dict, host: dict, env: dict) -> bool:
         host[id(h)] = values[id(h)]
     env.pop(loop.var, None)
     return True
+
+
+def _widened(lo: int, hi: int, length: int, n: int) -> tuple[int, int]:
+    """``lo:hi`` grown to at least ``length`` rows inside ``0:n`` (n >= length)."""
+    short = length - (hi - lo)
+    if short > 0:
+        lo = max(0, lo - short)
+        hi = min(n, lo + length) if hi - lo < length else hi
+        lo = min(lo, hi - length)
+    return lo, hi
 
 
 def run_steps(program: LoopProgram, args: Args, *arrays):

@@ -558,3 +558,46 @@ def test_transpile_target_dask(tmp_path, client):
     x, y = a.copy(), a.copy()
     module.jacobi(x, y, 10)  # NumPy arrays: the module's own NumPy program
     np.testing.assert_allclose(x, want_a, rtol=1e-12)
+
+
+# -- what a review found ---------------------------------------------------------------------------
+def _wide_stencil(u, T):  # a halo of 2 rows a step
+    for _ in range(T):
+        u[2:-2] = u[:-4] + u[4:] - u[2:-2]
+    return u
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 3, ((1, 11, 11),), ((11, 11, 1),), ((10, 10, 3),)])
+def test_time_loop_slabs_are_as_long_as_the_statements_need(chunks):
+    """Blocks shorter than the statements' extents (u[:-4] on a 3-row slab wraps): the end
+    slabs are widened into their neighbours."""
+    u = np.arange(23.0) % 7
+    want = _wide_stencil(u.copy(), 6)
+    with dask.config.set(scheduler="sync"):
+        got = ppto.compile(_wide_stencil)(da.from_array(u.copy(), chunks=chunks), 6).compute()
+    np.testing.assert_array_equal(got, want)
+
+
+def _written_twice(A, B):
+    B[1:-1] = A[2:] + A[:-2]
+    A[1:-1] = B[2:] + B[:-2]
+    return A
+
+
+def test_one_dask_array_as_two_written_arguments_is_refused():
+    """As for NumPy arrays sharing memory (PPT110): one object passed twice; equal data in
+    two objects (one dask name) are two arrays."""
+    x = np.arange(10.0)
+    X = da.from_array(x, chunks=3)
+    with pytest.raises(ppto.PyptoError) as e:
+        ppto.compile(_written_twice)(X, X)
+    assert e.value.code == "PPT110"
+    with pytest.raises(ppto.PyptoError) as e:
+        ppto.compile(_written_twice, chunks=3)(x, x)
+    assert e.value.code == "PPT110"
+    A, B = da.from_array(x.copy(), chunks=3), da.from_array(x.copy(), chunks=3)
+    assert A.name == B.name
+    with dask.config.set(scheduler="sync"):
+        got = ppto.compile(_written_twice)(A, B).compute()
+    want_a, want_b = x.copy(), x.copy()
+    np.testing.assert_array_equal(got, _written_twice(want_a, want_b))
