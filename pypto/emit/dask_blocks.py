@@ -580,40 +580,91 @@ def _scan_tree(plan: GraphPlan, k: Kernel) -> ScanProgram:
     partial, slabs = settle(make, slabs, inputs)
     final, final_slabs, final_inputs = None, (), ()
     if epilogue:
-        made = {id(e.out) for e in epilogue}
-        ins = tuple(
-            dict.fromkeys(
-                a for e in epilogue for a in e.inputs if isinstance(a, Var) and id(a) not in made
-            )
-        )
-        if any(v is scan.out for v in k.outputs):
-            raise NotBlockable("the scan is an output and read after")
-        ek = Kernel(k.name, "elementwise", k.domain, Graph(ins, (), tuple(epilogue), k.outputs))
-        etags = follow(ek, axis, plan.same)
-        if etags is None:
-            raise NotBlockable("the scanned axis cannot be followed after the scan")
-        ek.chunking = Chunking(axis, 1, k.domain[axis], follows=etags)
-        esub = sub_plan(plan, ek)
-        outs = []
-        for v in k.outputs:
-            tag = etags.get(id(v))
-            if tag is None or tuple(tag[1]) != (0,) or tag[0] != axis:
-                raise NotBlockable("an output that does not follow the scanned axis")
-            outs.append((axis, None))
-        eslabs = [_slab_of(etags, v) for v in ins]
-        if eslabs[ins.index(scan.out)] != (axis, 0, 0):
-            raise NotBlockable("the scan's value read at offsets")
-        final, eslabs = _block(esub, f"{k.name}_after", eslabs, tuple(outs))
-        if eslabs[ins.index(scan.out)] is None:
-            raise NotBlockable("the scan's value read outside its block")
-        final_slabs = tuple(s for v, s in zip(ins, eslabs) if id(v) not in consts)
-        final_inputs = tuple(None if v is scan.out else v for v in ins if id(v) not in consts)
+        final, final_slabs, final_inputs = after(plan, k, scan.out, epilogue, axis)
     elif tuple(k.outputs) != (scan.out,):
         raise NotBlockable("outputs other than the scan")
     step = REGISTRY[scan.op].scan_step.__name__
     taken = tuple(v for v in inputs if id(v) not in consts)
     graph_slabs = tuple(s for v, s in zip(inputs, slabs) if id(v) not in consts)
     return ScanProgram(partial, graph_slabs, taken, axis, step, final, final_slabs, final_inputs)
+
+
+def after(plan: GraphPlan, k: Kernel, value: Var, eqns, axis: int):
+    """The maps ``eqns`` of kernel ``k`` that come after ``value`` (computed apart: a scan, a
+    product by dask.array), per block of ``axis`` (BlockEmitter): (program, per input its
+    slab, per input None for ``value`` or the Var)."""
+    from ..passes.chunk import follow
+    from ..passes.plan import Chunking
+
+    made = {id(e.out) for e in eqns}
+    ins = tuple(
+        dict.fromkeys(a for e in eqns for a in e.inputs if isinstance(a, Var) and id(a) not in made)
+    )
+    if any(v is value for v in k.outputs) or all(a is not value for a in ins):
+        raise NotBlockable("the value is an output, or not read after")
+    ek = Kernel(k.name, "elementwise", k.domain, Graph(ins, (), tuple(eqns), k.outputs))
+    tags = follow(ek, axis, plan.same)
+    if tags is None:
+        raise NotBlockable("the axis cannot be followed after the value")
+    ek.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
+    outs = []
+    for v in k.outputs:
+        tag = tags.get(id(v))
+        if tag is None or tuple(tag[1]) != (0,) or tag[0] != axis:
+            raise NotBlockable("an output that does not follow the axis")
+        outs.append((axis, None))
+    slabs = [_slab_of(tags, v) for v in ins]
+    if slabs[ins.index(value)] != (axis, 0, 0):
+        raise NotBlockable("the value read at offsets")
+    program, slabs = _block(sub_plan(plan, ek), f"{k.name}_after", slabs, tuple(outs))
+    if slabs[ins.index(value)] is None:
+        raise NotBlockable("the value read outside its block")
+    consts = {id(v) for v, _ in plan.graph.consts}
+    kept = [(v, sl) for v, sl in zip(ins, slabs) if id(v) not in consts]
+    return program, tuple(sl for _, sl in kept), tuple(None if v is value else v for v, _ in kept)
+
+
+# -- a product too large for every task: dask.array's matmul, then the epilogue per block ------
+PANEL_BYTES = 256 << 20  # an operand every task would read whole: at most this
+
+
+@dataclasses.dataclass(frozen=True)
+class ProductProgram:
+    operands: tuple  # (the rows' Var, the panel's Var)
+    value: Var  # the product
+    final: Program | None  # the epilogue per block of rows (BlockEmitter); None: no epilogue
+    final_slabs: tuple
+    final_inputs: tuple  # the Vars ``final`` reads (the product among them)
+
+
+def product_program(plan: GraphPlan, k: Kernel) -> ProductProgram | None:
+    """A contraction kernel whose product's operands are two of its inputs, as
+    ``da.matmul`` and its epilogue per block; None where it is not such a kernel."""
+    cache = plan.__dict__.setdefault("_dask_products", {})
+    if id(k) not in cache:
+        try:
+            cache[id(k)] = _product(plan, k)
+        except (NotBlockable, InternalError):
+            cache[id(k)] = None
+    return cache[id(k)]
+
+
+def _product(plan: GraphPlan, k: Kernel) -> ProductProgram:
+    if k.kind != "contraction" or k.stores or k.chunking is None:
+        raise NotBlockable("not a product")
+    product = k.body.eqns[0] if k.body.eqns else None
+    if product is None or product.op != "matmul" or any(e.op == "matmul" for e in k.body.eqns[1:]):
+        raise NotBlockable("not one matmul first")
+    a, b = product.inputs
+    if not (isinstance(a, Var) and isinstance(b, Var)) or a.type.rank != 2 or b.type.rank != 2:
+        raise NotBlockable("operands that are not two matrices the kernel reads")
+    if not all(any(x is v for v in k.inputs) for x in (a, b)) or k.chunking.axis != 0:
+        raise NotBlockable("operands computed in the kernel")
+    if tuple(k.outputs) == (product.out,) and len(k.body.eqns) == 1:
+        return ProductProgram((a, b), product.out, None, (), ())
+    final, slabs, inputs = after(plan, k, product.out, k.body.eqns[1:], 0)
+    inputs = tuple(product.out if v is None else v for v in inputs)
+    return ProductProgram((a, b), product.out, final, slabs, inputs)
 
 
 def _slab_of(tags, v):
@@ -629,9 +680,11 @@ def _slab_of(tags, v):
 __all__ = [
     "KernelPrograms",
     "NotBlockable",
+    "ProductProgram",
     "Program",
     "ScanProgram",
     "TreeProgram",
+    "product_program",
     "programs",
     "scan_program",
     "sub_plan",

@@ -32,10 +32,13 @@ from ..bindings import is_dask_array
 from ..ir import Literal
 from ..passes.plan import GraphPlan, Kernel
 from ..symbolic import Sym, evaluate
+from . import dask_blocks
 from .dask_blocks import (
     KernelPrograms,
+    ProductProgram,
     ScanProgram,
     TreeProgram,
+    product_program,
     programs,
     scan_program,
     tree_program,
@@ -80,6 +83,9 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da) -> list:
         if progs.block
         else {}
     )
+    product = product_program(plan, k) if k.kind == "contraction" else None
+    if product is not None and _panel_bytes(product, env) > dask_blocks.PANEL_BYTES:
+        return _split_product(k, product, vals, env, da)
     if progs.block is not None:
         bounds = _bounds(k, progs, vals, env)
         if bounds is not None and len(bounds) > 2:
@@ -110,6 +116,46 @@ def _boundaries(chunks) -> list[int]:
 
 
 SPLIT_EVERY = 8  # partial reductions a combine task takes
+
+
+def _panel_bytes(product: ProductProgram, env) -> int:
+    """The bytes of the operand every block of a product would read whole."""
+    panel = product.operands[1]
+    return int(np.prod(_shape(panel, env))) * np.dtype(panel.type.dtype).itemsize
+
+
+def _split_product(k: Kernel, product: ProductProgram, vals, env, da) -> list:
+    """A product whose second operand is too large for every task to read: dask.array's
+    matmul (its own blocked tasks), then the epilogue per block of rows on the product's
+    rows."""
+    a, b = (vals[id(v)] for v in product.operands)
+    a = a if is_dask_array(a) else da.from_array(a)
+    b = b if is_dask_array(b) else da.from_array(b)
+    value = da.matmul(a, b)
+    if product.final is None:  # the product alone
+        return [value.astype(product.value.type.dtype, copy=False)]
+    vals = {**vals, id(product.value): value}
+    bounds = _boundaries(value.chunks[0])
+    blocks = list(itertools.pairwise(bounds))
+    name = _name(k)
+    key = f"pypto-program-{product.final.key}"
+    layer: dict = {key: product.final}
+    deps: list = []
+    symbols = {n: _int(evaluate(Sym(s), env)) for n, s in product.final.symbols}
+    _block_tasks(
+        name,
+        key,
+        product.final_inputs,
+        product.final_slabs,
+        blocks,
+        symbols,
+        vals,
+        env,
+        layer,
+        deps,
+        da,
+    )
+    return _outputs(k, name, layer, deps, [0] * len(k.outputs), blocks, env, da)
 
 
 def _split_along(k: Kernel, scan: ScanProgram, vals: dict) -> bool:
@@ -543,6 +589,11 @@ def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
     progs = programs(plan, k)
     scan = scan_program(plan, k) if k.kind == "scan" else None
     prefix = ""
+    if k.kind == "contraction" and product_program(plan, k) is not None:
+        prefix = (
+            f"where the product's second operand is over {dask_blocks.PANEL_BYTES >> 20} MiB: "
+            "dask.array's matmul, then the epilogue per block of rows; else "
+        )
     if scan is not None:
         prefix = (
             f"where the input's blocks split axis {scan.axis}: a scan per block, each block's "

@@ -601,3 +601,30 @@ def test_one_dask_array_as_two_written_arguments_is_refused():
         got = ppto.compile(_written_twice)(A, B).compute()
     want_a, want_b = x.copy(), x.copy()
     np.testing.assert_array_equal(got, _written_twice(want_a, want_b))
+
+
+def _tanh_epilogue(x, W):
+    return np.tanh(x @ W) * 2.0 + x[:, :1]
+
+
+@pytest.mark.parametrize("fn", [dense_relu, _tanh_epilogue, "product"])
+def test_a_product_too_large_for_every_task_is_dask_matmul_then_the_epilogue(
+    fn, monkeypatch, client
+):
+    """Over PANEL_BYTES (here: any), the second operand is not read whole by every task."""
+    from pypto.emit import dask_blocks
+
+    if fn == "product":
+        fn = _product_only
+    monkeypatch.setattr(dask_blocks, "PANEL_BYTES", 0)
+    rng = np.random.default_rng(18)
+    x, W, b = rng.standard_normal((60, 40)), rng.standard_normal((40, 30)), rng.standard_normal(30)
+    args = (x, W, b) if fn is dense_relu else (x, W)
+    lazy = [da.from_array(x, chunks=(15, 20)), da.from_array(W, chunks=(20, 15)), *args[2:]]
+    got = ppto.compile(fn)(*lazy)
+    assert any(k.startswith("matmul") for k in _keys(got))
+    np.testing.assert_allclose(got.compute(), fn(*args), rtol=1e-10, atol=1e-12)
+
+
+def _product_only(x, W):
+    return x @ W
