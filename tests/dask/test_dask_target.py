@@ -287,7 +287,7 @@ def test_two_dimensional_stencil_time_loop(client):
 
 
 def test_both_workers_run_kernels(client):
-    x = da.from_array(np.random.default_rng(5).standard_normal((400, 64)), chunks=(50, 64))
+    x = da.from_array(np.random.default_rng(5).standard_normal((800, 64)), chunks=(25, 64))
     got = COMPILED["elementwise"](x, x)
     with distributed.get_task_stream(client) as ts:
         got.compute()

@@ -4,7 +4,8 @@ Random NumPy-style functions (tests/fuzz/generator.py) run with NumPy and with P
 (tests/fuzz/oracle.py): 400 programs through ``@ppto.compile`` on the NumPy target, the pure
 ones among them also through the lazy API, and 36 programs through ``@ppto.compile`` on the CUDA
 target, run by the CPU emulator (skipped, with the reason, where tests/cuda_emu's CUDA tests skip:
-g++ or NVRTC missing). Each failure is shrunk (within a time budget) and reported with its seed
+g++ or NVRTC missing), and 100 programs on the Dask target (dask arrays of random chunks, the
+synchronous scheduler). Each failure is shrunk (within a time budget) and reported with its seed
 and the shrunk program; ``generate(seed)`` rebuilds it. The long profile is
 ``benchmarks/fuzz_long.py``.
 """
@@ -29,6 +30,7 @@ gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 CHUNKS, PER_CHUNK = 4, 100  # NumPy target (and lazy API): seeds 0..399
 CUDA_CHUNKS, CUDA_PER_CHUNK = 2, 18  # CUDA emulator: seeds 100000..100035
 CUDA_BASE = 100_000
+DASK_BASE, DASK_PROGRAMS = 200_000, 100  # Dask target: seeds 200000..200099
 
 
 def _assert_no_findings(findings, what):
@@ -51,3 +53,10 @@ def test_fuzz_cuda_target_on_the_emulator(chunk):
     seeds = range(start, start + CUDA_PER_CHUNK)
     findings = fuzz(seeds, ("cuda",), shrink_budget=12.0, per_failure=6.0)
     _assert_no_findings(findings, f"the CUDA target (emulator), seeds {seeds}")
+
+
+def test_fuzz_dask_target():
+    pytest.importorskip("dask.array")
+    seeds = range(DASK_BASE, DASK_BASE + DASK_PROGRAMS)
+    findings = fuzz(seeds, ("dask",), shrink_budget=10.0, per_failure=3.0)
+    _assert_no_findings(findings, f"the Dask target, seeds {seeds}")
