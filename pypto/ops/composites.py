@@ -506,3 +506,51 @@ def _isclose(a, b, rtol, atol, equal_nan):
 
 
 _composite("isclose", isclose, _isclose, np.isclose, (np.isclose,))
+
+
+# -- roll -----------------------------------------------------------------------------------------
+def roll(a, shift, axis=None):
+    """``a`` rolled by ``shift`` along ``axis`` (None: the flattened array, then its shape
+    back); sequences roll several axes, shifts along one axis adding up (NumPy broadcasts
+    ``shift`` against ``axis``)."""
+
+    def ints(x, what):
+        items = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        for v in items:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer, Expr)):
+                raise DTypeError(f"roll's {what} must be ints, got {type(v).__name__}")
+            if what == "axis" and isinstance(v, Expr):
+                raise UnsupportedError("roll with an axis known only at run time")
+        return tuple(v if isinstance(v, Expr) else int(v) for v in items)
+
+    shifts = ints(shift, "shift")  # (an int argument of a compiled function: a symbol)
+    axes = None if axis is None else ints(axis, "axis")
+    if axes is not None and len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ShapeError("'shift' and 'axis' should be scalars or 1D sequences")
+    return apply("roll", (a,), {"shift": shifts, "axis": axes})
+
+
+def _roll(a, shift, axis):
+    x = lift(a)
+    if axis is None:
+        flat = reshape(x, (-1,))
+        return reshape(_roll(flat, shift, (0,)), x.shape)
+    n = max(len(shift), len(axis))
+    total: dict[int, int] = {}
+    for s, ax in zip(shift * (n // len(shift)), axis * (n // len(axis))):
+        ax = normalize_axis(ax, x.ndim)
+        total[ax] = total.get(ax, 0) + s
+    for ax, s in sorted(total.items()):
+        size = x.shape[ax]
+        if isinstance(size, int) and size <= 1:
+            continue
+        k = s % smax(size, 1)  # (an empty axis: nothing moves)
+        if isinstance(k, int) and k == 0:
+            continue
+        head = tuple(slice(size - k, None) if i == ax else slice(None) for i in range(x.ndim))
+        tail = tuple(slice(None, size - k) if i == ax else slice(None) for i in range(x.ndim))
+        x = concatenate([x[head], x[tail]], axis=ax)
+    return x if x is not lift(a) else _op("copy")(x)  # NumPy's roll is a new array
+
+
+_composite("roll", roll, _roll, np.roll, (np.roll,))

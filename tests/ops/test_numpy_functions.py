@@ -1,4 +1,4 @@
-"""vstack / hstack / dstack / column_stack, diff and isclose against NumPy (composites of
+"""vstack / hstack / dstack / column_stack, diff, isclose and roll against NumPy (composites of
 concatenate, expand_dims, reshape, slices, subtract / not_equal, comparisons): every dtype,
 random shapes (mismatched ones too: NumPy's error is PyPTO's error), non-contiguous inputs,
 NaN and infinities, NumPy's own function or PyPTO's called."""
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import pypto as ppto
 
-COVERED = {"vstack", "hstack", "dstack", "column_stack", "diff", "isclose"}
+COVERED = {"vstack", "hstack", "dstack", "column_stack", "diff", "isclose", "roll"}
 STACKS = {"vstack": np.vstack, "hstack": np.hstack, "dstack": np.dstack}
 STACKS["column_stack"] = np.column_stack
 
@@ -108,3 +108,94 @@ def test_isclose(data):
         return module.isclose(k["a"], k.get("b", b), **kw)
 
     check(lambda **k: call(ppto if form == "ppto" else np, k), lambda **k: call(np, k), **inputs)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_roll(data):
+    shape = data.draw(shapes(min_dims=0, max_dims=3, max_side=5))
+    a = data.draw(arrays(data.draw(dtypes()), shape))
+    nd = len(shape)
+    shift = data.draw(st.one_of(st.integers(-7, 7), st.tuples(st.integers(-7, 7))), label="shift")
+    kind = data.draw(st.sampled_from(["none", "int", "tuple"]), label="axis kind")
+    if kind == "none":
+        axis = None
+    elif kind == "int":
+        axis = data.draw(st.integers(-nd - 1, nd), label="axis")
+    else:
+        axis = tuple(data.draw(st.lists(st.integers(-nd - 1, nd), min_size=1, max_size=3)))
+        if isinstance(shift, int) and data.draw(st.booleans()):
+            shift = tuple(data.draw(st.integers(-7, 7)) for _ in axis)
+    form = data.draw(st.sampled_from([ppto, np]))
+    check(lambda a: form.roll(a, shift, axis), lambda a: np.roll(a, shift, axis), a=a)
+
+
+def _roll_rows(u, s):
+    r = np.roll(u, s, axis=0)
+    r[:1] = 0  # a new array: the write does not reach u
+    return r - u
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (1, 4), (0, 2)])
+@pytest.mark.parametrize("s", [0, 1, -2, 9])
+def test_roll_by_a_run_time_shift(shape, s):
+    u = np.arange(float(np.prod(shape))).reshape(shape)
+    got = ppto.compile(_roll_rows)(u.copy(), s)
+    np.testing.assert_array_equal(got, _roll_rows(u.copy(), s))
+
+
+def test_roll_errors():
+    with pytest.raises(TypeError):
+        ppto.roll(ppto.tensor("x"), 1.5)
+    with pytest.raises(ValueError):
+        ppto.roll(ppto.tensor("x"), (1, 2, 3), (0, 1))
+    with pytest.raises(ValueError):
+        np.roll(np.ones(3), (1, 2, 3), (0, 1))
+
+
+# -- the CUDA target on the CPU emulator -----------------------------------------------------------
+def _emulator():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent.parent / "cuda_emu"
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    spec = importlib.util.spec_from_file_location("numpy_functions_cuda_emu", here / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_emu = _emulator()
+gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
+
+
+def _on_gpu(u, v):
+    return np.roll(u, 2, axis=1) + np.diff(v, axis=0)[:1].sum() + np.isclose(u, v).sum()
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_roll_diff_isclose_on_the_cuda_target(dtype):
+    from cupy_backend import make_cupy, to_host
+
+    from pypto.testing import nvrtc
+
+    rng = np.random.default_rng(19)
+    u = rng.standard_normal((6, 5)).astype(dtype)
+    v = u + rng.standard_normal((6, 5)).astype(dtype) * 1e-6
+    cp = make_cupy(order="random", seed=4)
+    raw = cp.RawModule
+
+    def checked(code, options=(), name_expressions=()):  # NVRTC compiles each kernel too
+        nvrtc.compile_cuda(code)
+        return raw(code, options=options, name_expressions=name_expressions)
+
+    if not _emu.ON_DEVICE:
+        cp.RawModule = checked
+    got = to_host(ppto.compile(_on_gpu)(cp.device(u), cp.device(v)))
+    assert cp.launches
+    want = _on_gpu(u, v)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5 if dtype == "float32" else 1e-12)
