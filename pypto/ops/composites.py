@@ -554,3 +554,60 @@ def _roll(a, shift, axis):
 
 
 _composite("roll", roll, _roll, np.roll, (np.roll,))
+
+
+# -- round / around (NumPy's PyArray_Round) ----------------------------------------------------
+def round_(a, decimals=0, out=None):
+    """``a`` rounded to ``decimals`` digits, halves to even, as NumPy does it: ``rint(a)`` for 0
+    decimals, ``rint(a * f) / f`` with ``f = 10.0**decimals`` (``rint(a / f) * f`` for negative
+    decimals; integers then cast back, and left as they are for decimals >= 0)."""
+    no_out(out, "round")
+    if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+        raise DTypeError(
+            f"'{type(decimals).__name__}' object cannot be interpreted as an integer (decimals)"
+        )
+    return apply("round", (a,), {"decimals": int(decimals)})
+
+
+def _power_of_ten(n: int) -> float:
+    """NumPy's power_of_ten: exact below 1e9, then multiplied by 10 one step at a time."""
+    if n < 9:
+        return float(10**n)
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+    return ret
+
+
+def _round(a, decimals):
+    x = lift(a)
+    if decimals == 0 and x.dtype.kind not in "iu":  # NumPy: rint (of bools too: float16)
+        if x.dtype.kind == "c":
+            raise UnsupportedError(
+                "round of a complex array",
+                hint="round x.real and x.imag, or call np.round outside the compiled code",
+            )
+        return _op("rint")(x)
+    if x.dtype == np.bool_:
+        raise DTypeError(
+            "Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with "
+            "casting rule 'same_kind'"
+        )
+    if x.dtype.kind == "c":  # NumPy rounds the two parts apart (their zeros' signs kept)
+        raise UnsupportedError(
+            "round of a complex array",
+            hint="round x.real and x.imag, or call np.round outside the compiled code",
+        )
+    integer = x.dtype.kind in "iu"
+    if decimals >= 0:
+        if integer:
+            return _op("copy")(x)
+        f = _power_of_ten(decimals)
+        return _op("divide")(_op("rint")(_op("multiply")(x, f)), f)
+    f = _power_of_ten(-decimals)
+    y = _op("multiply")(_op("rint")(_op("divide")(x, f)), f)
+    return y.astype(x.dtype) if integer else y
+
+
+round_.__name__ = round_.__qualname__ = "round"
+_composite("round", round_, _round, np.round, (np.round, np.around), aliases=("around",))

@@ -1,5 +1,6 @@
-"""vstack / hstack / dstack / column_stack, diff, isclose and roll against NumPy (composites of
-concatenate, expand_dims, reshape, slices, subtract / not_equal, comparisons): every dtype,
+"""vstack / hstack / dstack / column_stack, diff, isclose, roll and round against NumPy
+(composites of concatenate, expand_dims, reshape, slices, subtract / not_equal, comparisons,
+rint): every dtype,
 random shapes (mismatched ones too: NumPy's error is PyPTO's error), non-contiguous inputs,
 NaN and infinities, NumPy's own function or PyPTO's called."""
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import pypto as ppto
 
-COVERED = {"vstack", "hstack", "dstack", "column_stack", "diff", "isclose", "roll"}
+COVERED = {"vstack", "hstack", "dstack", "column_stack", "diff", "isclose", "roll", "round"}
 STACKS = {"vstack": np.vstack, "hstack": np.hstack, "dstack": np.dstack}
 STACKS["column_stack"] = np.column_stack
 
@@ -130,6 +131,31 @@ def test_roll(data):
     check(lambda a: form.roll(a, shift, axis), lambda a: np.roll(a, shift, axis), a=a)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_round(data):
+    """NumPy's algorithm (rint of a scaled value), so halves and representation error round as
+    NumPy rounds them: every real dtype, decimals from -3 to 4 (bools: float16 for 0 decimals,
+    else NumPy's TypeError)."""
+    dtype = data.draw(dtypes().filter(lambda d: np.dtype(d).kind != "c"))
+    shape = data.draw(shapes(min_dims=0, max_dims=2, max_side=5))
+    a = data.draw(arrays(dtype, shape))
+    if np.dtype(dtype).kind == "f" and data.draw(st.booleans()):
+        a = (np.round(a * 8) / 8).astype(dtype)  # halves and quarters: the ties
+    decimals = data.draw(st.integers(-3, 4), label="decimals")
+    form = data.draw(st.sampled_from(["round", "around"]))
+    mod = data.draw(st.sampled_from([ppto, np]))
+    check(lambda a: getattr(mod, form)(a, decimals), lambda a: np.round(a, decimals), a=a)
+
+
+def test_round_refuses_complex_and_non_int_decimals():
+    x = ppto.tensor("x")
+    with pytest.raises(ppto.PyptoError, match="complex"):
+        ppto.round(x).run(x=np.array([1.5 + 0.5j]))
+    with pytest.raises(TypeError):
+        ppto.round(x, 1.5)
+
+
 def _roll_rows(u, s):
     r = np.roll(u, s, axis=0)
     r[:1] = 0  # a new array: the write does not reach u
@@ -173,12 +199,18 @@ gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 
 
 def _on_gpu(u, v):
-    return np.roll(u, 2, axis=1) + np.diff(v, axis=0)[:1].sum() + np.isclose(u, v).sum()
+    return (
+        np.roll(u, 2, axis=1)
+        + np.diff(v, axis=0)[:1].sum()
+        + np.isclose(u, v).sum()
+        + np.round(u * 10, 1)
+        + np.around(v, -1)
+    )
 
 
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_roll_diff_isclose_on_the_cuda_target(dtype):
+def test_roll_diff_isclose_round_on_the_cuda_target(dtype):
     from cupy_backend import make_cupy, to_host
 
     from pypto.testing import nvrtc
