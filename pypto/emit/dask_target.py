@@ -155,7 +155,8 @@ def _split_product(k: Kernel, product: ProductProgram, vals, env, da) -> list:
         deps,
         da,
     )
-    return _outputs(k, name, layer, deps, [0] * len(k.outputs), blocks, env, da)
+    n = len(k.outputs)
+    return _outputs(k, name, layer, deps, [0] * n, [blocks] * n, env, da)
 
 
 def _split_along(k: Kernel, scan: ScanProgram, vals: dict) -> bool:
@@ -232,7 +233,8 @@ def _scan(k: Kernel, sp: ScanProgram, vals, env, bounds, da) -> list:
     for b in range(len(blocks)):
         kw = {"axis": sp.axis, "step": sp.step, "slots": slots, "final": final_kw[b]}
         layer[(name, b)] = (scan_finish, final_key, Args(kw), carries[b], partials[b], *others[b])
-    return _outputs(k, name, layer, deps, [sp.axis] * len(k.outputs), blocks, env, da)
+    n = len(k.outputs)
+    return _outputs(k, name, layer, deps, [sp.axis] * n, [blocks] * n, env, da)
 
 
 def _block_tasks(name, prog_key, inputs, slabs, blocks, symbols, vals, env, layer, deps, da):
@@ -259,28 +261,41 @@ def _block_tasks(name, prog_key, inputs, slabs, blocks, symbols, vals, env, laye
     return keys
 
 
-def _outputs(k, name, layer, deps, axes, blocks, env, da) -> list:
-    """Dask arrays of a kernel's outputs from its block tasks ``(name, b)`` (each returning
-    its outputs' blocks, along ``axes``)."""
+def _outputs(k, name, layer, deps, axes, rows, env, da) -> list:
+    """Dask arrays of a kernel's outputs from its block tasks ``(name, b)``, each returning its
+    outputs' blocks: output j's block b is along ``axes[j]``, its rows ``rows[j][b]``. One
+    output: the task itself is the chunk."""
     from dask.highlevelgraph import HighLevelGraph
 
+    nb = len(rows[0])
+    one = len(k.outputs) == 1
+    layers, names = [], []
+    for j, (v, axis) in enumerate(zip(k.outputs, axes)):
+        shape = _shape(v, env)
+        out_name = name if one else f"pypto-out{j}-{name[6:]}"
+        out_layer = layer if one else {}
+        for b in range(nb):
+            key = (out_name, *(b if a == axis else 0 for a in range(len(shape))))
+            if one:  # (its one result)
+                out_layer[key] = (pick, layer.pop((name, b)), 0)
+            else:
+                out_layer[key] = (pick, (name, b), j)
+        layers.append(out_layer)
+        names.append(out_name)
     main = HighLevelGraph.from_collections(name, layer, dependencies=deps)
     results = []
     for j, (v, axis) in enumerate(zip(k.outputs, axes)):
         shape = _shape(v, env)
-        out_name = f"pypto-out{j}-{name[6:]}"
-        out_layer = {
-            (out_name, *(b if a == axis else 0 for a in range(len(shape)))): (pick, (name, b), j)
-            for b in range(len(blocks))
-        }
-        g = HighLevelGraph(
-            {**main.layers, out_name: out_layer}, {**main.dependencies, out_name: {name}}
-        )
+        g = main
+        if not one:
+            g = HighLevelGraph(
+                {**main.layers, names[j]: layers[j]}, {**main.dependencies, names[j]: {name}}
+            )
         chunks = tuple(
-            tuple(e - s for s, e in blocks) if a == axis else (d,) for a, d in enumerate(shape)
+            tuple(q - p for p, q in rows[j]) if a == axis else (d,) for a, d in enumerate(shape)
         )
         meta = np.empty((0,) * v.type.rank, v.type.dtype)
-        results.append(da.Array(g, out_name, chunks, meta=meta))
+        results.append(da.Array(g, names[j], chunks, meta=meta))
     return results
 
 
@@ -404,7 +419,6 @@ def _bounds(k: Kernel, progs: KernelPrograms, vals: dict, env: dict):
 
 
 def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -> list:
-    from dask.highlevelgraph import HighLevelGraph
 
     name = _name(k)
     prog_key = f"pypto-program-{progs.block.key}"  # one key however often the kernel runs
@@ -457,39 +471,8 @@ def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -
                 kw_per_block[b][f"_p{j}"], kw_per_block[b][f"_q{j}"] = out_rows[j][b]
     for b in range(nb):
         layer[(name, b)] = (run, prog_key, Args(kw_per_block[b]), *args_per_block[b])
-    outs = []
-    one = len(k.outputs) == 1
-    for j, v in enumerate(k.outputs):
-        axis = progs.outs[j][0]
-        shape = out_shapes[j]
-        chunks = tuple(
-            tuple(q - p for p, q in out_rows[j]) if a == axis else (d,) for a, d in enumerate(shape)
-        )
-        out_name = name if one else f"pypto-out{j}-{name[6:]}"
-        out_layer = layer if one else {}
-        for b in range(nb):
-            key = (out_name, *(b if a == axis else 0 for a in range(len(shape))))
-            if one:  # the task itself (its one result)
-                layer[key] = (pick, layer.pop((name, b)), 0)
-            else:
-                out_layer[key] = (pick, (name, b), j)
-        outs.append((out_name, out_layer, chunks, v))
-    graph_layers = {}
-    main = HighLevelGraph.from_collections(name, layer, dependencies=deps)
-    results = []
-    for out_name, out_layer, chunks, v in outs:
-        if out_name == name:
-            g = main
-        else:
-            g = graph_layers.get(out_name)
-            if g is None:
-                g = HighLevelGraph(
-                    {**main.layers, out_name: out_layer},
-                    {**main.dependencies, out_name: {name}},
-                )
-        meta = np.empty((0,) * v.type.rank, v.type.dtype)
-        results.append(da.Array(g, out_name, chunks, meta=meta))
-    return results
+    axes = [axis for axis, _ in progs.outs]
+    return _outputs(k, name, layer, deps, axes, out_rows, env, da)
 
 
 def _whole_key(x, da, layer, deps):
