@@ -22,6 +22,7 @@ import re
 
 import numpy as np
 
+from .bindings import is_dask_array
 from .builder import GraphBuilder, literal
 from .dtypes import python_scalar_type, to_dtype
 from .errors import ArgumentError, PyptoError, UnsupportedError, api_boundary
@@ -98,10 +99,6 @@ def _freeze(v):
     return v
 
 
-def _is_dask(a) -> bool:
-    return type(a).__module__.startswith("dask.") and hasattr(a, "__dask_graph__")
-
-
 def _is_scalar(a) -> bool:
     return python_scalar_type(a) is not None or isinstance(a, (np.generic, Expr, SymFloat))
 
@@ -138,7 +135,7 @@ def _lazy_arg(a):
         return a._node
     if isinstance(a, np.ndarray):
         return Node("const", value=a)
-    if _is_dask(a):  # an input bound to itself: the chain runs on the Dask target
+    if is_dask_array(a):  # an input bound to itself: the chain runs on the Dask target
         name = "dask_" + re.sub(r"\W", "_", str(a.name))[:40]
         return Node("placeholder", name=name, value=a)
     if _is_scalar(a):

@@ -165,12 +165,32 @@ def load_seed(section: str):
     registers an operator when imported)."""
     if section not in _seeds:
         (path,) = SEED_EXAMPLES.glob(f"seed_{section}_*.py")
-        spec = importlib.util.spec_from_file_location(f"example_{section}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(SEED_EXAMPLES))
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(SEED_EXAMPLES))
-        _seeds[section] = module
+        _seeds[section] = import_file(f"example_{section}", path, SEED_EXAMPLES)
     return _seeds[section]
+
+
+def import_file(name: str, path, search=None):
+    """The module at ``path``, imported under ``name`` (``search``: a folder on sys.path while
+    it runs)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    if search is not None:
+        sys.path.insert(0, str(search))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if search is not None:
+            sys.path.remove(str(search))
+    return module
+
+
+CUDA_EMU_TESTS = Path(__file__).resolve().parent / "cuda_emu"
+
+
+def cuda_emulator(name: str):
+    """tests/cuda_emu's conftest as a module of its own (its fixtures ``gxx``, ``nvrtc_ok``,
+    ``tools`` and ``ON_DEVICE``, for test files elsewhere), with tests/cuda_emu on sys.path
+    (``cupy_backend``)."""
+    if str(CUDA_EMU_TESTS) not in sys.path:
+        sys.path.insert(0, str(CUDA_EMU_TESTS))
+    return import_file(name, CUDA_EMU_TESTS / "conftest.py")

@@ -83,12 +83,21 @@ def sub_plan(plan: GraphPlan, k: Kernel) -> GraphPlan:
     )
 
 
+def _once(plan: GraphPlan, k: Kernel, build):
+    """``build(plan, k)``, made once per kernel of a plan (kept on the plan); None where the
+    kernel does not split that way (NotBlockable, or a renderer that cannot write it)."""
+    cache = plan.__dict__.setdefault("_dask", {})
+    key = (build.__name__, id(k))
+    if key not in cache:
+        try:
+            cache[key] = build(plan, k)
+        except (NotBlockable, InternalError):
+            cache[key] = None
+    return cache[key]
+
+
 def programs(plan: GraphPlan, k: Kernel) -> KernelPrograms:
-    cache = plan.__dict__.setdefault("_dask_programs", {})
-    found = cache.get(id(k))
-    if found is None:
-        found = cache[id(k)] = _programs(plan, k)
-    return found
+    return _once(plan, k, _programs)
 
 
 def _programs(plan: GraphPlan, k: Kernel) -> KernelPrograms:
@@ -343,20 +352,12 @@ class TreeProgram:
 def tree_program(plan: GraphPlan, k: Kernel) -> TreeProgram | None:
     """A reduction kernel as partial reductions per block of a reduced axis, their combination
     (a tree) and the maps after them; None where its body does not split so."""
-    cache = plan.__dict__.setdefault("_dask_trees", {})
-    if id(k) not in cache:
-        try:
-            cache[id(k)] = _tree(plan, k)
-        except (NotBlockable, InternalError):
-            cache[id(k)] = None
-    return cache[id(k)]
+    return _once(plan, k, _tree)
 
 
 def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
     from ..lower.families import family
     from ..ops.reductions import COMBINE
-    from ..passes.chunk import follow
-    from ..passes.plan import Chunking
 
     if k.kind != "reduction" or not k.reduced or k.stores:
         raise NotBlockable("not a reduction")
@@ -368,38 +369,9 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
     for e in reduces:
         if e.op not in COMBINE or not plan.same(e.inputs[0].type.shape, k.domain):
             raise NotBlockable("a reduction not over the domain")
-    # the prologue: what the reductions read; the epilogue: the rest
-    need = {id(e.inputs[0]) for e in reduces}
-    prologue = []
-    for e in reversed(k.body.eqns):
-        if id(e.out) in need and family(e) != "reduce":
-            prologue.append(e)
-            need |= {id(a) for a in e.inputs}
-    prologue.reverse()
-    inner = {id(e.out) for e in prologue}
-    epilogue = [e for e in k.body.eqns if id(e.out) not in inner and family(e) != "reduce"]
-    reduced_ids = {id(e.out) for e in reduces}
-    for e in epilogue:
-        if any(id(a) in inner for a in e.inputs):
-            raise NotBlockable("the maps after the reductions read the values before them")
     axis = red_axes[0]
-    inputs = tuple(v for v in k.inputs if id(v) in need)
-    tops = tuple(dict.fromkeys(e.inputs[0] for e in reduces))  # the values reduced
-    pk = Kernel(k.name, "elementwise", k.domain, Graph(inputs, (), tuple(prologue), tops))
-    tags = follow(pk, axis, plan.same)
-    if tags is None:
-        raise NotBlockable("the reduced axis cannot be followed through the prologue")
-    pk.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
-    slabs = [_slab_of(tags, v) for v in inputs]
-    sub = sub_plan(plan, pk)
-    symbols = sorted(graph_symbols(sub, chunks=False) | _symbols_of(reduces))
-
-    def make(slabs):
-        emitter = PartialEmitter(sub, f"{ident(k.name)}_partial", reduces, slabs)
-        emitter.symbols = symbols
-        return emitter
-
-    partial, slabs = settle(make, slabs, inputs)
+    partial, slabs, inputs, epilogue = _partial(plan, k, reduces, axis, "partial")
+    index = {id(e.out): i for i, e in enumerate(reduces)}  # a reduction's value -> its slot
     reductions = []
     for e in reduces:
         count = None
@@ -409,17 +381,9 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
                 count = count * e.inputs[0].type.shape[a]
         reductions.append(Reduction(COMBINE[e.op].__name__, red_axes, e.params["keepdims"], count))
     outputs, final, final_inputs = [], None, ()
-    made = [v for v in k.outputs if id(v) not in reduced_ids]
+    made = [v for v in k.outputs if id(v) not in index]
     if made:
-        made_here = {id(x.out) for x in epilogue}
-        ins = list(
-            dict.fromkeys(
-                a
-                for e in epilogue
-                for a in e.inputs
-                if isinstance(a, Var) and id(a) not in made_here
-            )
-        )
+        ins = _read_from_outside(epilogue)
         ek = Kernel(
             k.name,
             "elementwise",
@@ -428,14 +392,12 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
         )
         esub = sub_plan(plan, ek)
         final = _whole(esub, f"{k.name}_final")
-        index = {id(e.out): i for i, e in enumerate(reduces)}
         consts = {id(v) for v, _ in plan.graph.consts}
         final_inputs = tuple(
             ("reduction", index[id(a)]) if id(a) in index else ("input", a)
             for a in ins
             if id(a) not in consts
         )
-    index = {id(e.out): i for i, e in enumerate(reduces)}
     j = 0
     for v in k.outputs:
         if id(v) in index:
@@ -443,11 +405,8 @@ def _tree(plan: GraphPlan, k: Kernel) -> TreeProgram:
         else:
             outputs.append(("final", j))
             j += 1
-    consts = {id(v) for v, _ in plan.graph.consts}
-    taken = tuple(v for v in inputs if id(v) not in consts)
-    graph_slabs = tuple(s for v, s in zip(inputs, slabs) if id(v) not in consts)
     return TreeProgram(
-        partial, graph_slabs, taken, axis, tuple(reductions), final, final_inputs, tuple(outputs)
+        partial, slabs, inputs, axis, tuple(reductions), final, final_inputs, tuple(outputs)
     )
 
 
@@ -528,19 +487,12 @@ class ScanProgram:
 
 
 def scan_program(plan: GraphPlan, k: Kernel) -> ScanProgram | None:
-    cache = plan.__dict__.setdefault("_dask_scans", {})
-    if id(k) not in cache:
-        try:
-            cache[id(k)] = _scan_tree(plan, k)
-        except (NotBlockable, InternalError):
-            cache[id(k)] = None
-    return cache[id(k)]
+    """A scan kernel as a scan per block of the scanned axis, carries, the maps after it."""
+    return _once(plan, k, _scan_tree)
 
 
 def _scan_tree(plan: GraphPlan, k: Kernel) -> ScanProgram:
     from ..lower.families import family
-    from ..passes.chunk import follow
-    from ..passes.plan import Chunking
     from ..registry import REGISTRY
 
     scans = [e for e in k.body.eqns if family(e) == "scan"]
@@ -550,43 +502,14 @@ def _scan_tree(plan: GraphPlan, k: Kernel) -> ScanProgram:
     axis = scan.params["axis"]
     if not plan.same(scan.out.type.shape, k.domain) or scan.inputs[0].type.rank != len(k.domain):
         raise NotBlockable("a scan not over the domain")
-    need = {id(scan.inputs[0])}
-    prologue = []
-    for e in reversed(k.body.eqns):
-        if id(e.out) in need and e is not scan:
-            prologue.append(e)
-            need |= {id(a) for a in e.inputs}
-    prologue.reverse()
-    inner = {id(e.out) for e in prologue}
-    epilogue = [e for e in k.body.eqns if id(e.out) not in inner and e is not scan]
-    if any(id(a) in inner for e in epilogue for a in e.inputs):
-        raise NotBlockable("the maps after the scan read the values before it")
-    consts = {id(v) for v, _ in plan.graph.consts}
-    inputs = tuple(v for v in k.inputs if id(v) in need)
-    pk = Kernel(k.name, "elementwise", k.domain, Graph(inputs, (), tuple(prologue), scan.inputs))
-    tags = follow(pk, axis, plan.same)
-    if tags is None:
-        raise NotBlockable("the scanned axis cannot be followed through the prologue")
-    pk.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
-    slabs = [_slab_of(tags, v) for v in inputs]
-    sub = sub_plan(plan, pk)
-    symbols = sorted(graph_symbols(sub, chunks=False) | _symbols_of([scan]))
-
-    def make(slabs):
-        emitter = PartialEmitter(sub, f"{ident(k.name)}_scan", [scan], slabs)
-        emitter.symbols = symbols
-        return emitter
-
-    partial, slabs = settle(make, slabs, inputs)
+    partial, slabs, inputs, epilogue = _partial(plan, k, [scan], axis, "scan")
     final, final_slabs, final_inputs = None, (), ()
     if epilogue:
         final, final_slabs, final_inputs = after(plan, k, scan.out, epilogue, axis)
     elif tuple(k.outputs) != (scan.out,):
         raise NotBlockable("outputs other than the scan")
     step = REGISTRY[scan.op].scan_step.__name__
-    taken = tuple(v for v in inputs if id(v) not in consts)
-    graph_slabs = tuple(s for v, s in zip(inputs, slabs) if id(v) not in consts)
-    return ScanProgram(partial, graph_slabs, taken, axis, step, final, final_slabs, final_inputs)
+    return ScanProgram(partial, slabs, inputs, axis, step, final, final_slabs, final_inputs)
 
 
 def after(plan: GraphPlan, k: Kernel, value: Var, eqns, axis: int):
@@ -596,10 +519,7 @@ def after(plan: GraphPlan, k: Kernel, value: Var, eqns, axis: int):
     from ..passes.chunk import follow
     from ..passes.plan import Chunking
 
-    made = {id(e.out) for e in eqns}
-    ins = tuple(
-        dict.fromkeys(a for e in eqns for a in e.inputs if isinstance(a, Var) and id(a) not in made)
-    )
+    ins = _read_from_outside(eqns)
     if any(v is value for v in k.outputs) or all(a is not value for a in ins):
         raise NotBlockable("the value is an output, or not read after")
     ek = Kernel(k.name, "elementwise", k.domain, Graph(ins, (), tuple(eqns), k.outputs))
@@ -640,13 +560,7 @@ class ProductProgram:
 def product_program(plan: GraphPlan, k: Kernel) -> ProductProgram | None:
     """A contraction kernel whose product's operands are two of its inputs, as
     ``da.matmul`` and its epilogue per block; None where it is not such a kernel."""
-    cache = plan.__dict__.setdefault("_dask_products", {})
-    if id(k) not in cache:
-        try:
-            cache[id(k)] = _product(plan, k)
-        except (NotBlockable, InternalError):
-            cache[id(k)] = None
-    return cache[id(k)]
+    return _once(plan, k, _product)
 
 
 def _product(plan: GraphPlan, k: Kernel) -> ProductProgram:
@@ -665,6 +579,55 @@ def _product(plan: GraphPlan, k: Kernel) -> ProductProgram:
     final, slabs, inputs = after(plan, k, product.out, k.body.eqns[1:], 0)
     inputs = tuple(product.out if v is None else v for v in inputs)
     return ProductProgram((a, b), product.out, final, slabs, inputs)
+
+
+def _read_from_outside(eqns) -> tuple:
+    """The values ``eqns`` read that none of them makes, in order of first use."""
+    made = {id(e.out) for e in eqns}
+    return tuple(
+        dict.fromkeys(a for e in eqns for a in e.inputs if isinstance(a, Var) and id(a) not in made)
+    )
+
+
+def _partial(plan: GraphPlan, k: Kernel, cut, axis: int, what: str):
+    """Kernel ``k`` split at the equations ``cut`` (its reductions, its scan): the block
+    program computing them on slabs of the values before them along ``axis`` (PartialEmitter),
+    the slabs and inputs it takes (constants are its own), and the equations after them."""
+    from ..lower.families import family
+    from ..passes.chunk import follow
+    from ..passes.plan import Chunking
+
+    cut_ids = {id(e) for e in cut}
+    need = {id(e.inputs[0]) for e in cut}
+    prologue = []
+    for e in reversed(k.body.eqns):
+        if id(e.out) in need and id(e) not in cut_ids:
+            prologue.append(e)
+            need |= {id(a) for a in e.inputs}
+    prologue.reverse()
+    inner = {id(e.out) for e in prologue}
+    epilogue = [e for e in k.body.eqns if id(e.out) not in inner and id(e) not in cut_ids]
+    if any(id(a) in inner for e in epilogue for a in e.inputs):
+        raise NotBlockable(f"the maps after the {family(cut[0])} read the values before it")
+    inputs = tuple(v for v in k.inputs if id(v) in need)
+    tops = tuple(dict.fromkeys(e.inputs[0] for e in cut))  # the values reduced or scanned
+    pk = Kernel(k.name, "elementwise", k.domain, Graph(inputs, (), tuple(prologue), tops))
+    tags = follow(pk, axis, plan.same)
+    if tags is None:
+        raise NotBlockable(f"axis {axis} cannot be followed through the prologue")
+    pk.chunking = Chunking(axis, 1, k.domain[axis], follows=tags)
+    sub = sub_plan(plan, pk)
+    symbols = sorted(graph_symbols(sub, chunks=False) | _symbols_of(cut))
+
+    def make(slabs):
+        emitter = PartialEmitter(sub, f"{ident(k.name)}_{what}", list(cut), slabs)
+        emitter.symbols = symbols
+        return emitter
+
+    program, slabs = settle(make, [_slab_of(tags, v) for v in inputs], inputs)
+    consts = {id(v) for v, _ in plan.graph.consts}
+    kept = [(v, sl) for v, sl in zip(inputs, slabs) if id(v) not in consts]
+    return program, tuple(sl for _, sl in kept), tuple(v for v, _ in kept), epilogue
 
 
 def _slab_of(tags, v):

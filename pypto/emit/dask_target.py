@@ -205,31 +205,15 @@ def _scan(k: Kernel, sp: ScanProgram, vals, env, bounds, da) -> list:
         )
         carries.append(key)
     final_key, others, final_kw = None, [[] for _ in blocks], [{} for _ in blocks]
-    slots = []
+    slots = [None if v is None else j for j, v in enumerate(sp.final_inputs)]
     if sp.final is not None:
         final_key = f"pypto-program-{sp.final.key}"
         layer[final_key] = sp.final
         fsym = {n: _int(evaluate(Sym(s), env)) for n, s in sp.final.symbols}
         final_kw = [dict(fsym, _s=s, _e=e) for s, e in blocks]
-        for j, (v, slab) in enumerate(zip(sp.final_inputs, sp.final_slabs)):
-            slots.append(None if v is None else j)
-            if v is None:  # the scan's value: a block of it, as it is
-                for b, (s, _e) in enumerate(blocks):
-                    final_kw[b][f"_o{j}"] = s
-                continue
-            x = vals[id(v)]
-            if slab is None:
-                key = _whole_key(x, da, layer, deps)
-                for b in range(len(blocks)):
-                    others[b].append(key)
-                continue
-            axis, lo, hi = slab
-            extent = _shape(v, env)[axis]
-            spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
-            keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
-            for b in range(len(blocks)):
-                others[b].append(keys[b])
-                final_kw[b][f"_o{j}"] = spans[b][0]
+        others = _slab_args(
+            sp.final_inputs, sp.final_slabs, blocks, final_kw, vals, env, layer, deps, da
+        )
     for b in range(len(blocks)):
         kw = {"axis": sp.axis, "step": sp.step, "slots": slots, "final": final_kw[b]}
         layer[(name, b)] = (scan_finish, final_key, Args(kw), carries[b], partials[b], *others[b])
@@ -239,9 +223,25 @@ def _scan(k: Kernel, sp: ScanProgram, vals, env, bounds, da) -> list:
 
 def _block_tasks(name, prog_key, inputs, slabs, blocks, symbols, vals, env, layer, deps, da):
     """One task per block running a block program on slabs of ``inputs``; their keys."""
-    args = [[] for _ in blocks]
     kws = [dict(symbols, _s=s, _e=e) for s, e in blocks]
+    args = _slab_args(inputs, slabs, blocks, kws, vals, env, layer, deps, da)
+    keys = [(name, b) for b in range(len(blocks))]
+    for b, key in enumerate(keys):
+        layer[key] = (run, prog_key, Args(kws[b]), *args[b])
+    return keys
+
+
+def _slab_args(inputs, slabs, blocks, kws, vals, env, layer, deps, da, rows=None) -> list:
+    """Per block, the keys of what a block program reads: input j's slab along its axis (its
+    halo clipped at the array's ends; ``rows[id(v)]``, per block, rows it must hold too), or
+    the whole input; its origin goes into ``kws[b]["_oj"]``. An input None is a value the task
+    makes itself, a block of it as it is (origin: the block's start), not an argument."""
+    args = [[] for _ in blocks]
     for j, (v, slab) in enumerate(zip(inputs, slabs)):
+        if v is None:
+            for b, (s, _e) in enumerate(blocks):
+                kws[b][f"_o{j}"] = s
+            continue
         x = vals[id(v)]
         if slab is None:
             key = _whole_key(x, da, layer, deps)
@@ -249,16 +249,15 @@ def _block_tasks(name, prog_key, inputs, slabs, blocks, symbols, vals, env, laye
                 args[b].append(key)
             continue
         axis, lo, hi = slab
-        extent = _shape(v, env)[axis]
-        spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
-        keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
+        shape = _shape(v, env)
+        spans = [(max(0, s + lo), min(shape[axis], e + hi)) for s, e in blocks]
+        for held in (rows or {}).get(id(v), ()):
+            spans = [(min(a, p), max(z, q)) for (a, z), (p, q) in zip(spans, held)]
+        keys = _slab_keys(x, axis, spans, shape, da, layer, deps)
         for b in range(len(blocks)):
             args[b].append(keys[b])
             kws[b][f"_o{j}"] = spans[b][0]
-    keys = [(name, b) for b in range(len(blocks))]
-    for b, key in enumerate(keys):
-        layer[key] = (run, prog_key, Args(kws[b]), *args[b])
-    return keys
+    return args
 
 
 def _outputs(k, name, layer, deps, axes, rows, env, da) -> list:
@@ -441,30 +440,25 @@ def _blocked(k, progs: KernelPrograms, vals, env, bounds, symbols, consts, da) -
         rows[0] = (0, rows[0][1])
         rows[-1] = (rows[-1][0], out_shapes[j][axis])
         out_rows.append(rows)
-    # per input: per block, its slab (lo, hi) along its axis
-    args_per_block = [[] for _ in blocks]
+    # per input: its slab (a slice assignment's base also holds the rows of its output)
     kw_per_block = [dict(symbols, _s=s, _e=e) for s, e in blocks]
-    sub_inputs = [i for i, v in enumerate(k.inputs) if id(v) not in consts]
-    for j_sub, i in enumerate(sub_inputs):
-        v = k.inputs[i]
-        x = vals[id(v)]
-        slab = progs.slabs[i]
-        if slab is None:
-            key = _whole_key(x, da, layer, deps)
-            for b in range(nb):
-                args_per_block[b].append(key)
-            continue
-        axis, lo, hi = slab
-        extent = _shape(v, env)[axis]  # (the halo of a block at an end lies outside)
-        spans = [(max(0, s + lo), min(extent, e + hi)) for s, e in blocks]
-        for j, v2 in enumerate(k.outputs):
-            st = stores.get(id(v2))
-            if st is not None and st.base is v:
-                spans = [(min(a, p), max(z, q)) for (a, z), (p, q) in zip(spans, out_rows[j])]
-        keys = _slab_keys(x, axis, spans, _shape(v, env), da, layer, deps)
-        for b in range(nb):
-            args_per_block[b].append(keys[b])
-            kw_per_block[b][f"_o{j_sub}"] = spans[b][0]
+    held: dict = {}
+    for j, v in enumerate(k.outputs):
+        if id(v) in stores:
+            held.setdefault(id(stores[id(v)].base), []).append(out_rows[j])
+    taken = [(v, slab) for v, slab in zip(k.inputs, progs.slabs) if id(v) not in consts]
+    args_per_block = _slab_args(
+        [v for v, _ in taken],
+        [slab for _, slab in taken],
+        blocks,
+        kw_per_block,
+        vals,
+        env,
+        layer,
+        deps,
+        da,
+        held,
+    )
     for j, (_axis, start) in enumerate(progs.outs):
         if start is not None:
             for b in range(nb):

@@ -518,9 +518,8 @@ def test_wave_equation_swapping_arrays():
 def test_transpile_target_dask(tmp_path, client):
     """A module from ``pypto transpile --target dask`` runs NumPy arrays on its NumPy program
     and hands dask arrays to PyPTO's Dask target (the workers have pypto)."""
-    import importlib.util
-
     from click.testing import CliRunner
+    from helpers import import_file
 
     from pypto_cli.main import main
 
@@ -539,15 +538,7 @@ def test_transpile_target_dask(tmp_path, client):
     assert done.exit_code == 0, done.output
     text = (out / "stencil.py").read_text()
     assert "if _on_dask(A, B, steps):" in text
-    spec = importlib.util.spec_from_file_location("stencil_dask", out / "stencil.py")
-    module = importlib.util.module_from_spec(spec)
-    import sys
-
-    sys.path.insert(0, str(out))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(out))
+    module = import_file("stencil_dask", out / "stencil.py", out)
     a = np.random.default_rng(15).standard_normal(400)
     A, B = da.from_array(a.copy(), chunks=100), da.from_array(a.copy(), chunks=100)
     got = module.jacobi(A, B, 10)

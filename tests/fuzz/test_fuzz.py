@@ -12,19 +12,13 @@ and the shrunk program; ``generate(seed)`` rebuilds it. The long profile is
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from helpers import cuda_emulator
 
 from .oracle import fuzz
 
 # the CUDA tests' fixtures (g++ and NVRTC, or a device), from tests/cuda_emu/conftest.py
-_spec = importlib.util.spec_from_file_location(
-    "fuzz_cuda_emu_conftest", Path(__file__).resolve().parent.parent / "cuda_emu" / "conftest.py"
-)
-_emu = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_emu)
+_emu = cuda_emulator("fuzz_cuda_emu_conftest")
 gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 
 CHUNKS, PER_CHUNK = 4, 100  # NumPy target (and lazy API): seeds 0..399

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import cuda_emulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -624,14 +625,7 @@ def test_every_shape_of_the_generator_is_drawn():
 
 
 # -- the CUDA target on the CPU emulator -----------------------------------------------------
-_CUDA_TESTS = Path(__file__).resolve().parent.parent / "cuda_emu"
-_spec = importlib.util.spec_from_file_location(
-    "loops_cuda_emu_conftest", _CUDA_TESTS / "conftest.py"
-)
-if str(_CUDA_TESTS) not in sys.path:
-    sys.path.insert(0, str(_CUDA_TESTS))
-_emu = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_emu)
+_emu = cuda_emulator("loops_cuda_emu_conftest")
 gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 
 CUDA_CASES = [c for c in CASES if c.id in ("elem2d", "acc-scalar-dot", "acc-row", "time-loop")]

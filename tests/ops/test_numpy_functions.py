@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import arrays, check, dtypes, shapes
+from helpers import arrays, check, cuda_emulator, dtypes, shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -180,21 +180,7 @@ def test_roll_errors():
 
 
 # -- the CUDA target on the CPU emulator -----------------------------------------------------------
-def _emulator():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parent.parent / "cuda_emu"
-    if str(here) not in sys.path:
-        sys.path.insert(0, str(here))
-    spec = importlib.util.spec_from_file_location("numpy_functions_cuda_emu", here / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_emu = _emulator()
+_emu = cuda_emulator("numpy_functions_cuda_emu")
 gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 
 
