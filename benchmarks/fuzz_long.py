@@ -1,12 +1,13 @@
 """The differential fuzzer's long profile (tests/fuzz/test_fuzz.py is the CI one).
 
-    .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1 [--target numpy|cuda|dask|all]
+    .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1 [--target numpy|cuda|dask|dask-cuda|all]
         [--jobs 2] [--cuda-fraction 0.1] [--shrink-budget 20] [--time-limit 600]
 
 Programs ``seed, seed + 1, ...`` are generated (tests/fuzz/generator.py) and checked
 (tests/fuzz/oracle.py): ``--target numpy`` on the NumPy target and, for the pure ones, the lazy
 API; ``cuda`` on the CUDA target (the CPU emulator, or a GPU with PYPTO_CUDA_TESTS=device);
-``dask`` on the Dask target (random chunks, the synchronous scheduler);
+``dask`` on the Dask target (random chunks, the synchronous scheduler); ``dask-cuda`` the same
+with CuPy chunks (the emulator's device arrays: the CUDA target's code per task);
 ``all`` both, the CUDA target for about ``--cuda-fraction`` of the programs (its emulator compiles
 C++ for every program). The report gives, per path, the programs run, passes, refusals (PPT1xx
 UnsupportedError, not failures), failures by category, seconds per program and programs per
@@ -62,8 +63,8 @@ def _work(job):
             paths += oracle.paths_for(program, ("numpy", "lazy"))
         if target == "cuda" or (target == "all" and _wants_cuda(seed, fraction)):
             paths.append("cuda")
-        if target == "dask":
-            paths.append("dask")
+        if target in ("dask", "dask-cuda"):
+            paths.append(target)
         for path in paths:
             try:
                 v = oracle.check(program, path)
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--programs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target", choices=["numpy", "cuda", "dask", "all"], default="all")
+    ap.add_argument("--target", choices=["numpy", "cuda", "dask", "dask-cuda", "all"], default="all")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cuda-fraction", type=float, default=0.1)
     ap.add_argument("--shrink-budget", type=float, default=20.0, help="seconds per failure")
@@ -151,7 +152,7 @@ def _report(args, records, findings, launches, wall, jobs) -> str:
         f"{'path':<10}{'run':>7}{'ok':>7}{'refused':>9}{'failed':>8}{'s/prog':>9}{'prog/min':>10}"
         "   failures by category"
     )
-    for path in ("numpy", "lazy", "cuda", "dask", "generator"):
+    for path in ("numpy", "lazy", "cuda", "dask", "dask-cuda", "generator"):
         rs = by_path.get(path)
         if not rs:
             continue
@@ -176,6 +177,11 @@ def _report(args, records, findings, launches, wall, jobs) -> str:
         out.append("\nrefusals (PPT1xx), most common first:")
         for (path, text), n in refusals.most_common(12):
             out.append(f"  {n:>5}  [{path}] {text}")
+    crashed = [r for r in records if r[3] in ("oracle", "generator") and r[2] == "failure"]
+    if crashed:  # the oracle's or the generator's own exceptions (no program to shrink)
+        out.append("\nthe oracle or the generator raised:")
+        for seed, path, _st, cat, text, _s in crashed[:12]:
+            out.append(f"  seed {seed} [{path}] {cat}: {text[:300]}")
     groups = collections.defaultdict(list)
     for f in findings:
         groups[f[4]].append(f)

@@ -31,6 +31,7 @@ class Explanation:
     env: dict
     dask: dict | None = None  # with dask arguments: kernel name -> its tasks for them
     loops: tuple = ()  # with dask arguments: how each host loop runs
+    gpu: bool = False  # with dask arguments whose chunks are GPU arrays (CuPy chunks)
 
     @property
     def kernels(self):
@@ -40,7 +41,7 @@ class Explanation:
         lines = [f"== {self.title} ==", "", "IR:", *("  " + x for x in self.ir.split("\n"))]
         for where, plan in self.plans:
             lines += ["", f"-- {where} --" if where else "--"]
-            lines += describe_plan(plan, self.env, dask=self.dask is not None)
+            lines += describe_plan(plan, self.env, dask=self.dask is not None, gpu=self.gpu)
         if self.dask is not None:
             tasks = ", ".join(f"{k}: {n}" for k, n in sorted(self.dask.items())) or "none"
             lines += [""] + [f"dask: {x}" for x in self.loops]
@@ -48,7 +49,7 @@ class Explanation:
         return "\n".join(lines)
 
 
-def describe_plan(plan: GraphPlan, env: dict, dask: bool = False) -> list[str]:
+def describe_plan(plan: GraphPlan, env: dict, dask: bool = False, gpu: bool = False) -> list[str]:
     names = plan.names
     size = _sizer(env)
     lines = []
@@ -110,7 +111,7 @@ def describe_plan(plan: GraphPlan, env: dict, dask: bool = False) -> list[str]:
         if dask:
             from .emit.dask_target import describe_kernel
 
-            lines.append(f"     dask: {describe_kernel(plan, k)}")
+            lines.append(f"     dask: {describe_kernel(plan, k, gpu)}")
         lines.append("     body:")
         lines += ["        " + x for x in format_graph(k.body, names).split("\n")]
     lines.append("buffers:")
@@ -190,12 +191,14 @@ def explain(target, *args, **kwargs) -> Explanation:
         )
     found = [(w, plans[id(b)]) for w, b in where]
     tasks = _dask_tasks(compiled, args, kwargs)
-    loops = ()
+    loops, gpu = (), False
     if tasks is not None:
         from .emit.dask_loops import describe_loop
+        from .emit.dask_target import device_meta
 
-        loops = tuple(describe_loop(loop, plans) for loop in _loops(fn_ir.body))
-    return Explanation(f"{fn_ir.name}", text, found, env, tasks, loops)
+        gpu = device_meta([*args, *kwargs.values()]) is not None
+        loops = tuple(describe_loop(loop, plans, gpu) for loop in _loops(fn_ir.body))
+    return Explanation(f"{fn_ir.name}", text, found, env, tasks, loops, gpu)
 
 
 def _loops(steps):

@@ -246,18 +246,42 @@ class KernelWriter:
         terms = [f"({i}) * {s}" for i, s in zip(idx, strides) if i != "0"]
         return " + ".join(terms) if terms else "0"
 
+    def placed(self, v, idx) -> tuple:
+        """``idx`` (an index of ``v``'s whole value) in the memory that holds ``v``: the Dask
+        target's block programs hold part of an array, from its origin along one axis
+        (``ge.origins``: id(value) -> (axis, origin))."""
+        found = self.ge.origins.get(id(v))
+        if found is None:
+            return idx
+        axis, origin = found
+        return tuple(f"({i}) - {self.dim(origin)}" if a == axis else i for a, i in enumerate(idx))
+
+    def blocked(self, shape, axis) -> tuple:
+        """``shape`` with its axis ``axis`` (the kernel's chunk axis in it, or None) cut to the
+        block ``_s:_e`` a Dask block program runs (``ge.span``); else as it is."""
+        span = self.ge.span
+        if span is None or axis is None:
+            return tuple(shape)
+        return tuple(span[2] - span[1] if a == axis else d for a, d in enumerate(shape))
+
+    def position(self, axes) -> int | None:
+        """Where the chunk axis of a block program (``ge.span``) is among the domain's
+        ``axes`` an index runs over (None: not among them, or not a block program)."""
+        span = self.ge.span
+        return list(axes).index(span[0]) if span is not None and span[0] in axes else None
+
     def load(self, v, idx) -> str:
         p, strides = self.array(v)
         if strides is None:
             return p
         if getattr(self, "lane", None) is not None and id(v) in self.vectors:  # a vector's lane
             return f"{self.vectors[id(v)]}.{self.lane}"
-        ref = f"{p}[{self.offset(strides, idx)}]"
+        ref = f"{p}[{self.offset(strides, self.placed(v, idx))}]"
         return f"__half2float({ref})" if v.type.dtype.name == "float16" else ref
 
     def store(self, v, idx, value: str):
         p, strides = self.array(v)
-        target = f"{p}[{self.offset(strides, idx)}]"
+        target = f"{p}[{self.offset(strides, self.placed(v, idx))}]"
         if v.type.dtype.name == "float16":
             value = f"__float2half({value})"
         self.add(f"{target} = {value};")
@@ -448,11 +472,12 @@ class KernelWriter:
         self.depth = 3
         return "        {\n" + self.elementwise_kernel() + "        }\n"
 
-    def grid_loop(self, shape, total_name="total"):
-        """``for`` each element of ``shape`` (grid-stride): yields the index."""
-        total = self.elements(shape)
+    def grid_loop(self, shape, total_name="total", axis=None):
+        """``for`` each element of ``shape`` (grid-stride): yields the index (``axis``: the
+        chunk axis in ``shape``, see ``blocked``)."""
+        total = self.elements(self.blocked(shape, axis))
         self.add(f"const long long {total_name} = {total};")
-        return self.grid_stride("lin_", total_name), self.delinearize("lin_", shape, "i")
+        return self.grid_stride("lin_", total_name), self.delinearize("lin_", shape, "i", axis)
 
     def elements(self, shape) -> str:
         """The number of elements of ``shape``, as a C expression (``long long``)."""
@@ -467,8 +492,10 @@ class KernelWriter:
             f"step_ = (long long)blockDim.x * gridDim.x; {var} < {limit}; {var} += step_)"
         )
 
-    def delinearize(self, lin, shape, prefix) -> list[str]:
-        """Statements that split ``lin`` over ``shape`` (last axis fastest), and the index."""
+    def delinearize(self, lin, shape, prefix, axis=None) -> list[str]:
+        """Statements that split ``lin`` over ``shape`` (last axis fastest), and the index
+        (along ``axis``, cut to a block (``blocked``), the block's start added)."""
+        shape = self.blocked(shape, axis)
         names = [f"{prefix}{a}" for a in range(len(shape))]
         stmts = []
         rest = lin
@@ -479,6 +506,10 @@ class KernelWriter:
             rest = nxt
         if shape:
             stmts.append(f"const long long {names[0]} = {rest};")
+        if self.ge.span is not None and axis is not None:
+            start = self.dim(self.ge.span[1])
+            stmts.append(f"const long long {names[axis]}g = {names[axis]} + {start};")
+            names[axis] += "g"
         return stmts, tuple(names)
 
     def elementwise_kernel(self) -> str:
@@ -494,7 +525,8 @@ class KernelWriter:
             else:
                 groups.append((shape, [v]))
         for n, (shape, outs) in enumerate(groups):
-            head, (stmts, idx) = self.grid_loop(shape, f"total{n}")
+            axis = self.ge.chunk_axis(k, outs[0], stores)
+            head, (stmts, idx) = self.grid_loop(shape, f"total{n}", axis)
             with self.scope(head):
                 for s in stmts:
                     self.add(s)
@@ -510,7 +542,7 @@ class KernelWriter:
         """Elements per vector load for a plain map kernel (every array read and written at the
         same element: same shapes, no index maps, no stores; 4-byte or 8-byte types), else 0."""
         k = self.k
-        if self.kind != "elementwise" or k.stores or not self.outputs:
+        if self.kind != "elementwise" or k.stores or not self.outputs or self.ge.span:
             return 0
         shape = self.outputs[0].type.shape
         if not shape or any(v.type.rank == 0 for v in self.outputs):
@@ -601,7 +633,8 @@ class KernelWriter:
         self.block_mode = block_mode
         rows_shape = tuple(domain[a] for a in kept)
         red_shape = tuple(domain[a] for a in reduced)
-        rows = self.elements(rows_shape)
+        pos = self.position(kept)
+        rows = self.elements(self.blocked(rows_shape, pos))
         reds = self.elements(red_shape)
         self.add(f"const long long rows_ = {rows};")
         self.add(f"const long long red_ = {reds};")
@@ -611,7 +644,7 @@ class KernelWriter:
         else:
             head = self.grid_stride("row_", "rows_")
         with self.scope(head):
-            stmts, ridx = self.delinearize("row_", rows_shape, "k")
+            stmts, ridx = self.delinearize("row_", rows_shape, "k", pos)
             for s in stmts:
                 self.add(s)
 
@@ -683,6 +716,8 @@ class KernelWriter:
         kept = len(domain) - len(reduced)
         reduces = [e for e in k.body.eqns if family(e) == "reduce"]
         if k.kind != "reduction" or not reduces or len(domain) - 1 not in reduced:
+            return False
+        if self.ge.span is not None:  # (a block program's rows are few by construction)
             return False
         for e in reduces:
             a = e.inputs[0]
@@ -817,12 +852,13 @@ class KernelWriter:
         domain, ax = k.domain, k.scan_axis
         scan = next(e for e in k.body.eqns if family(e) == "scan")
         lines_shape = tuple(d for a, d in enumerate(domain) if a != ax)
-        total = self.elements(lines_shape)
+        pos = self.position([a for a in range(len(domain)) if a != ax])
+        total = self.elements(self.blocked(lines_shape, pos))
         self.add(f"const long long lines_ = {total};")
         head = self.grid_stride("line_", "lines_")
         out_ct = compute_type(scan.out.type.dtype)
         with self.scope(head):
-            stmts, lidx = self.delinearize("line_", lines_shape, "k")
+            stmts, lidx = self.delinearize("line_", lines_shape, "k", pos)
             for s in stmts:
                 self.add(s)
             acc = "acc_"
@@ -927,14 +963,21 @@ class KernelWriter:
         """(grid, block, shared memory) as host expressions."""
         k = self.k
         ge = self.ge
+
+        def count(axes):  # the elements of the domain's ``axes`` (a block's, cut to it)
+            return ge.count(self.blocked([k.domain[a] for a in axes], self.position(axes)))
+
         if self.kind in ("reduction", "rowwise"):
-            rows = ge.count([k.domain[a] for a in range(len(k.domain)) if a not in k.reduced])
+            rows = count([a for a in range(len(k.domain)) if a not in k.reduced])
             if getattr(self, "block_mode", False):
                 return f"max(1, min({bare(rows)}, 65535))", str(BLOCK), "0"
             return f"_grid({bare(rows)})", str(BLOCK), "0"
         if self.kind == "scan":
-            lines = ge.count([d for a, d in enumerate(k.domain) if a != k.scan_axis])
+            lines = count([a for a in range(len(k.domain)) if a != k.scan_axis])
             return f"_grid({bare(lines)})", str(BLOCK), "0"
         stores = {id(s.out): s for s in k.stores}
-        sizes = [ge.count(ge.plan_domain_of(k, v, stores)) for v in self.outputs]
+        sizes = [
+            ge.count(self.blocked(ge.plan_domain_of(k, v, stores), ge.chunk_axis(k, v, stores)))
+            for v in self.outputs
+        ]
         return f"_grid(max({', '.join(sizes)}, 0))", str(BLOCK), "0"

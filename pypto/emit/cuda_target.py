@@ -84,6 +84,10 @@ class CudaGraphEmitter:
         self.user_ops: dict[str, object] = {}
         self.kernels: list[str] = []
         self.launches = 0
+        # a Dask block program's (emit/dask_cuda.py): the chunk axis of the kernel's domain and
+        # the block's bounds (axis, start, stop), and where its arrays start along their axes
+        self.span = None
+        self.origins: dict[int, tuple] = {}
 
     def dim(self, d) -> str:
         return dim_code(d)
@@ -151,6 +155,15 @@ class CudaGraphEmitter:
 
     def written(self, k: Kernel) -> set:
         return {id(v) for v in k.outputs}
+
+    def chunk_axis(self, k, v, stores):
+        """The axis of output ``v``'s index space (``plan_domain_of``) that a block program
+        cuts to its block (None: every axis whole)."""
+        return None
+
+    def buffer_shape(self, v) -> str:
+        """The shape of the memory a kernel writes ``v`` into, as host code."""
+        return self.shape(v.type.shape)
 
     def plan_domain_of(self, k, v, stores) -> tuple:
         """The index space a kernel output is written over: a store's, its value's region (the
@@ -254,35 +267,43 @@ class CudaGraphEmitter:
                 local = f"{self.names[id(e.out)]}_whole"
                 lines.append(f"{local} = {code}")
                 self.host_values[id(e.out)] = local
-        stores = {id(s.out): s for s in k.stores}
         for v in k.outputs:
-            if id(v) in direct:
-                continue
-            b = self.buffers.get(id(v))
-            dt = dtype_code(v.type.dtype)
-            s = stores.get(id(v))
-            name = self.names[id(v)]
-            where, other = buffer_source(k, v, b, by_name, parallel=True)
-            if self.loop is not None and where not in ("donor", "base"):
-                raise NotInKernel(f"{name} is not written in place")
-            if where == "donor":
-                lines.append(f"{name} = {self.names[id(other)]}")
-            elif where == "base":
-                lines.append(f"{name} = {self._value_name(other)}")
-            else:  # new memory (a store not in place never takes over its base's memory)
-                if where == "reuse":
-                    prior = self.names[id(other)]
-                    lines.append(f"{name} = _reuse({prior}, {dt}, {self.shape(v.type.shape)})")
-                else:
-                    lines.append(f"{name} = cp.empty({self.shape(v.type.shape)}, {dt})")
-                if s is not None:  # the base first (a view of an input: through index maps)
-                    base = self._value_name(s.base)
-                    if isinstance(s.base, Var) and id(s.base) in prod:
-                        base = self._host_view(s.base, prod)
-                    lines.append(f"cp.copyto({name}, {base})")
+            if id(v) not in direct:
+                lines += self._allocate(k, v, by_name, prod)
         if all(id(v) in direct for v in k.outputs):
             return lines  # the host made every output (a product, a user operator)
-        lines += before_launch
+        return lines + self._launches(k, cname, by_name, before_launch)
+
+    def _allocate(self, k: Kernel, v, by_name, prod) -> list[str]:
+        """The memory kernel ``k`` writes its output ``v`` into."""
+        lines = []
+        s = next((x for x in k.stores if x.out is v), None)
+        b = self.buffers.get(id(v))
+        dt = dtype_code(v.type.dtype)
+        name = self.names[id(v)]
+        where, other = buffer_source(k, v, b, by_name, parallel=True)
+        if self.loop is not None and where not in ("donor", "base"):
+            raise NotInKernel(f"{name} is not written in place")
+        if where == "donor":
+            lines.append(f"{name} = {self.names[id(other)]}")
+        elif where == "base":
+            lines.append(f"{name} = {self._value_name(other)}")
+        else:  # new memory (a store not in place never takes over its base's memory)
+            if where == "reuse":
+                prior = self.names[id(other)]
+                lines.append(f"{name} = _reuse({prior}, {dt}, {self.shape(v.type.shape)})")
+            else:
+                lines.append(f"{name} = cp.empty({self.shape(v.type.shape)}, {dt})")
+            if s is not None:  # the base first (a view of an input: through index maps)
+                base = self._value_name(s.base)
+                if isinstance(s.base, Var) and id(s.base) in prod:
+                    base = self._host_view(s.base, prod)
+                lines.append(f"cp.copyto({name}, {base})")
+        return lines
+
+    def _launches(self, k: Kernel, cname: str, by_name, before_launch) -> list[str]:
+        """The launches of kernel ``k`` (its outputs allocated)."""
+        lines = list(before_launch)
         if self.loop is not None:  # its statements go into the loop's kernel
             prefix = f"k{len(self.loop_writers)}"
             self.loop_writers.append(KernelWriter(self, k, cname, loop=self.loop, prefix=prefix))
@@ -299,7 +320,7 @@ class CudaGraphEmitter:
             else:
                 scratch = f"{self.names[id(scan.out)]}_scan"
                 dt = scan.out.type.dtype.name
-                lines.append(f"{scratch} = cp.empty({self.shape(scan.out.type.shape)}, np.{dt})")
+                lines.append(f"{scratch} = cp.empty({self.buffer_shape(scan.out)}, np.{dt})")
             self.host_values[id(scan.out)] = scratch
             first = KernelWriter(self, k, cname, outputs=(scan.out,))
             sources = [first.render()]

@@ -47,6 +47,7 @@ class Program:
     entry: str
     names: dict
     symbols: tuple  # (name in the code, symbol) of the sizes it takes as keywords
+    runtime: str = "numpy_helpers"  # the runtime it runs in ("cuda_helpers": CuPy chunks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,44 +84,53 @@ def sub_plan(plan: GraphPlan, k: Kernel) -> GraphPlan:
     )
 
 
-def _once(plan: GraphPlan, k: Kernel, build):
-    """``build(plan, k)``, made once per kernel of a plan (kept on the plan); None where the
-    kernel does not split that way (NotBlockable, or a renderer that cannot write it)."""
+def _once(plan: GraphPlan, k: Kernel, build, *extra):
+    """``build(plan, k, *extra)``, made once per kernel of a plan (kept on the plan); None where
+    the kernel does not split that way (NotBlockable, or a renderer that cannot write it)."""
     cache = plan.__dict__.setdefault("_dask", {})
-    key = (build.__name__, id(k))
+    key = (build.__name__, id(k), *extra)
     if key not in cache:
         try:
-            cache[key] = build(plan, k)
+            cache[key] = build(plan, k, *extra)
         except (NotBlockable, InternalError):
             cache[key] = None
     return cache[key]
 
 
-def programs(plan: GraphPlan, k: Kernel) -> KernelPrograms:
-    return _once(plan, k, _programs)
+def programs(plan: GraphPlan, k: Kernel, cuda: bool = False) -> KernelPrograms:
+    """The kernel's programs: the NumPy target's, or the CUDA target's (``cuda``: CuPy
+    chunks, emit/dask_cuda.py)."""
+    return _once(plan, k, _programs, cuda)
 
 
-def _programs(plan: GraphPlan, k: Kernel) -> KernelPrograms:
+def _programs(plan: GraphPlan, k: Kernel, cuda: bool) -> KernelPrograms:
+    from . import dask_cuda
+
     sub = sub_plan(plan, k)
-    whole = _whole(sub, k.name)
+    whole = dask_cuda.whole_program(sub, k.name) if cuda else _whole(sub, k.name)
     try:
         slabs, outs = _layout(k)
-        block, slabs = _block(sub, k.name, slabs, outs)
+        block, slabs = _block(sub, k.name, slabs, outs, cuda)
     except (NotBlockable, InternalError):
         return KernelPrograms(whole, None, (), ())
     return KernelPrograms(whole, block, slabs, outs)
 
 
-def _program(emitter: GraphEmitter, symbols) -> Program:
-    source = emitter.render()
-    h = hashlib.sha256(source.encode())  # the key names what the code runs: source, constants,
-    for name, array in sorted(emitter.consts.items()):  # user operators
+def digest(source: str, consts: dict, user_ops: dict) -> str:
+    """A program's key: what its code runs (source, constants, user operators)."""
+    h = hashlib.sha256(source.encode())
+    for name, array in sorted(consts.items()):
         h.update(f"{name}{array.dtype.str}{array.shape}".encode())
         h.update(np.ascontiguousarray(array).tobytes())
-    for name, impl in sorted(emitter.user_ops.items()):
+    for name, impl in sorted(user_ops.items()):
         where = f"{getattr(impl, '__module__', '')}.{getattr(impl, '__qualname__', '')}"
         h.update(f"{name}={where}:{id(impl)}".encode())
-    key = h.hexdigest()[:20]
+    return h.hexdigest()[:20]
+
+
+def _program(emitter: GraphEmitter, symbols) -> Program:
+    source = emitter.render()
+    key = digest(source, emitter.consts, emitter.user_ops)
     return Program(key, source, emitter.name, emitter.module_names(), tuple(symbols))
 
 
@@ -160,7 +170,9 @@ def _layout(k: Kernel):
     return tuple(slabs), tuple(outs)
 
 
-def _block(sub, name, slabs, outs) -> tuple[Program, tuple]:
+def _block(sub, name, slabs, outs, cuda=False) -> tuple[Program, tuple]:
+    """The block program (the NumPy target's, or with ``cuda`` the CUDA target's on the slabs
+    the NumPy target's settles on) and its slabs."""
     symbols = sorted(graph_symbols(sub, chunks=False))
 
     def make(slabs):
@@ -168,7 +180,12 @@ def _block(sub, name, slabs, outs) -> tuple[Program, tuple]:
         emitter.symbols = symbols
         return emitter
 
-    return settle(make, slabs, sub.kernels[0].inputs)
+    program, slabs = settle(make, slabs, sub.kernels[0].inputs)
+    if cuda:
+        from .dask_cuda import block_program
+
+        program = block_program(sub, name, slabs, outs, symbols)
+    return program, slabs
 
 
 def settle(make, slabs, inputs) -> tuple[Program, tuple]:
@@ -512,7 +529,7 @@ def _scan_tree(plan: GraphPlan, k: Kernel) -> ScanProgram:
     return ScanProgram(partial, slabs, inputs, axis, step, final, final_slabs, final_inputs)
 
 
-def after(plan: GraphPlan, k: Kernel, value: Var, eqns, axis: int):
+def after(plan: GraphPlan, k: Kernel, value: Var, eqns, axis: int, cuda: bool = False):
     """The maps ``eqns`` of kernel ``k`` that come after ``value`` (computed apart: a scan, a
     product by dask.array), per block of ``axis`` (BlockEmitter): (program, per input its
     slab, per input None for ``value`` or the Var)."""
@@ -536,7 +553,7 @@ def after(plan: GraphPlan, k: Kernel, value: Var, eqns, axis: int):
     slabs = [_slab_of(tags, v) for v in ins]
     if slabs[ins.index(value)] != (axis, 0, 0):
         raise NotBlockable("the value read at offsets")
-    program, slabs = _block(sub_plan(plan, ek), f"{k.name}_after", slabs, tuple(outs))
+    program, slabs = _block(sub_plan(plan, ek), f"{k.name}_after", slabs, tuple(outs), cuda)
     if slabs[ins.index(value)] is None:
         raise NotBlockable("the value read outside its block")
     consts = {id(v) for v, _ in plan.graph.consts}
@@ -557,13 +574,13 @@ class ProductProgram:
     final_inputs: tuple  # the Vars ``final`` reads (the product among them)
 
 
-def product_program(plan: GraphPlan, k: Kernel) -> ProductProgram | None:
+def product_program(plan: GraphPlan, k: Kernel, cuda: bool = False) -> ProductProgram | None:
     """A contraction kernel whose product's operands are two of its inputs, as
     ``da.matmul`` and its epilogue per block; None where it is not such a kernel."""
-    return _once(plan, k, _product)
+    return _once(plan, k, _product, cuda)
 
 
-def _product(plan: GraphPlan, k: Kernel) -> ProductProgram:
+def _product(plan: GraphPlan, k: Kernel, cuda: bool) -> ProductProgram:
     if k.kind != "contraction" or k.stores or k.chunking is None:
         raise NotBlockable("not a product")
     product = k.body.eqns[0] if k.body.eqns else None
@@ -576,7 +593,7 @@ def _product(plan: GraphPlan, k: Kernel) -> ProductProgram:
         raise NotBlockable("operands computed in the kernel")
     if tuple(k.outputs) == (product.out,) and len(k.body.eqns) == 1:
         return ProductProgram((a, b), product.out, None, (), ())
-    final, slabs, inputs = after(plan, k, product.out, k.body.eqns[1:], 0)
+    final, slabs, inputs = after(plan, k, product.out, k.body.eqns[1:], 0, cuda)
     inputs = tuple(product.out if v is None else v for v in inputs)
     return ProductProgram((a, b), product.out, final, slabs, inputs)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bindings import is_dask_array
+from ..bindings import is_dask_array, is_device_array
 from ..function import Block, Loop
 from ..ir import Literal
 from ..symbolic import Sym, add, evaluate, free_symbols, mul, substitute
@@ -75,8 +75,13 @@ def _analysed(loop: Loop, plans: dict) -> tuple:
     return _ANALYSED[loop]
 
 
-def describe_loop(loop: Loop, plans: dict) -> str:
-    """How the Dask target runs a host loop (for ``explain``)."""
+def describe_loop(loop: Loop, plans: dict, gpu: bool = False) -> str:
+    """How the Dask target runs a host loop (for ``explain``; ``gpu``: on CuPy chunks)."""
+    if gpu:
+        return (
+            f"the loop over {loop.var} runs step by step, each step's kernels as tasks "
+            "(CuPy chunks: no temporal blocking)"
+        )
     tl, why = _analysed(loop, plans)
     if tl is None:
         return f"the loop over {loop.var} runs step by step, each step's kernels as tasks ({why})"
@@ -234,6 +239,8 @@ def run_time_loop(loop: Loop, plans: dict, host: dict, env: dict) -> bool:
     arrays = [host.get(id(h)) for h in tl.distributed]
     if not all(is_dask_array(a) for a in arrays):
         return False
+    if any(is_device_array(a._meta) for a in arrays):
+        return False  # CuPy chunks: step by step (the steps' NumPy programs run on the host)
     n = arrays[0].shape[0]
     if any(a.shape[0] != n for a in arrays) or n < tl.shortest:
         return False

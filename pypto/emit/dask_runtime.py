@@ -35,9 +35,35 @@ def run(program, args: Args, *arrays):
     if fn is None:
         from .program import _run
 
-        namespace = _run(program.source, "dask-{}", program.names)
+        namespace = _run(program.source, "dask-{}", program.names, program.runtime)
         fn = _COMPILED[program.key] = namespace[program.entry]
-    return fn(*arrays, **args.kw)
+    if program.runtime != "cuda_helpers":
+        return fn(*arrays, **args.kw)
+    # CuPy chunks: the CUDA target's host function, on the device (NumPy inputs moved there)
+    kw = dict(args.kw)
+    cp = _cupy(kw.pop("_cp"))
+    arrays = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    return fn(cp, *arrays, **kw)
+
+
+def to_device(x, spec):
+    """A NumPy block on the GPU of the CuPy module ``spec`` names."""
+    return _cupy(spec).asarray(x)
+
+
+def matmul(a, b, spec):
+    """A block of a product on the GPU (CuPy's matmul: cuBLAS)."""
+    cp = _cupy(spec)
+    return cp.matmul(cp.asarray(a), cp.asarray(b))
+
+
+def _cupy(spec):
+    """The CuPy module a task names (``"cupy"``), or the stand-in it carries."""
+    if spec == "cupy":
+        import cupy
+
+        return cupy
+    return spec
 
 
 def combine(reductions, *partials):
@@ -119,8 +145,10 @@ __all__ = [
     "combine",
     "compiled_graph",
     "finish",
+    "matmul",
     "pick",
     "run",
     "scan_carry",
     "scan_finish",
+    "to_device",
 ]

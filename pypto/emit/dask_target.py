@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ..bindings import is_dask_array
+from ..bindings import device_module, is_dask_array, is_device_array
 from ..ir import Literal
 from ..passes.plan import GraphPlan, Kernel
 from ..symbolic import Sym, evaluate
@@ -43,7 +43,9 @@ from .dask_blocks import (
     scan_program,
     tree_program,
 )
-from .dask_runtime import Args, combine, finish, pick, run, scan_carry, scan_finish
+from .dask_cuda import meta_like, module_spec
+from .dask_runtime import Args, combine, finish, pick, run, scan_carry, scan_finish, to_device
+from .dask_runtime import matmul as device_matmul
 
 _COUNTER = itertools.count()
 TASK_BYTES = 64 << 20  # blocks of about this size when no input's chunks say otherwise
@@ -56,9 +58,13 @@ def run_graph_dask(plan: GraphPlan, values: list, env: dict) -> list:
     vals: dict[int, object] = {id(v): x for v, x in zip(graph.inputs, values)}
     for v, array in graph.consts:
         vals[id(v)] = array
+    ref = device_meta(values)  # CuPy chunks: the CUDA target's programs (emit/dask_cuda.py)
+    dev = {} if ref is None else {"_cp": module_spec(device_module([ref]))}
     for k in plan.kernels:
-        outs = _kernel(plan, k, vals, env, da)
+        outs = _kernel(plan, k, vals, env, da, dev)
         for v, x in zip(k.outputs, outs):
+            if ref is not None and is_dask_array(x):
+                x._meta = meta_like(ref, x.ndim, x.dtype)
             vals[id(v)] = x
     results = []
     for a in graph.outputs:
@@ -70,10 +76,14 @@ def run_graph_dask(plan: GraphPlan, values: list, env: dict) -> list:
     return results
 
 
-def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da) -> list:
-    progs = programs(plan, k)
+def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da, dev: dict) -> list:
+    """Kernel ``k``'s outputs as dask arrays; ``dev``: the tasks' CuPy module (``_cp``) where
+    the chunks are on the GPU (the CUDA target's programs; no trees or chained scans: those
+    kernels run whole), else empty."""
+    cuda = bool(dev)
+    progs = programs(plan, k, cuda)
     consts = {id(v) for v, _ in plan.graph.consts}
-    scan = scan_program(plan, k) if k.kind == "scan" else None
+    scan = scan_program(plan, k) if k.kind == "scan" and not cuda else None
     if scan is not None and _split_along(k, scan, vals):  # the input's blocks split the scan
         bounds = _tree_bounds(k, scan, vals, env)
         if len(bounds) > 2:
@@ -83,20 +93,31 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da) -> list:
         if progs.block
         else {}
     )
-    product = product_program(plan, k) if k.kind == "contraction" else None
-    if product is not None and _panel_bytes(product, env) > dask_blocks.PANEL_BYTES:
-        return _split_product(k, product, vals, env, da)
+    symbols.update(dev)
+    product = product_program(plan, k, cuda) if k.kind == "contraction" else None
+    if product is not None and (cuda or _panel_bytes(product, env) > dask_blocks.PANEL_BYTES):
+        # (on the GPU always: the product by CuPy's matmul per block, the epilogue after it)
+        return _split_product(k, product, vals, env, da, dev)
     if progs.block is not None:
         bounds = _bounds(k, progs, vals, env)
         if bounds is not None and len(bounds) > 2:
             return _blocked(k, progs, vals, env, bounds, symbols, consts, da)
-    elif k.chunking is None:
+    elif k.chunking is None and not cuda:
         tree = tree_program(plan, k)
         if tree is not None:
             bounds = _tree_bounds(k, tree, vals, env)
             if len(bounds) > 2:
                 return _tree(k, tree, vals, env, bounds, da)
-    return _whole(k, progs, vals, env, consts, da)
+    return _whole(k, progs, vals, env, consts, da, dev)
+
+
+def device_meta(values):
+    """The ``_meta`` of the first dask array among ``values`` whose chunks are GPU arrays
+    (CuPy's), or None."""
+    for x in values:
+        if is_dask_array(x) and is_device_array(x._meta):
+            return x._meta
+    return None
 
 
 def _int(x):
@@ -124,14 +145,19 @@ def _panel_bytes(product: ProductProgram, env) -> int:
     return int(np.prod(_shape(panel, env))) * np.dtype(panel.type.dtype).itemsize
 
 
-def _split_product(k: Kernel, product: ProductProgram, vals, env, da) -> list:
+def _split_product(k: Kernel, product: ProductProgram, vals, env, da, dev) -> list:
     """A product whose second operand is too large for every task to read: dask.array's
     matmul (its own blocked tasks), then the epilogue per block of rows on the product's
     rows."""
-    a, b = (vals[id(v)] for v in product.operands)
-    a = a if is_dask_array(a) else da.from_array(a)
-    b = b if is_dask_array(b) else da.from_array(b)
-    value = da.matmul(a, b)
+    a, b = (_distributed(vals[id(v)], da, dev) for v in product.operands)
+    if dev:  # a task per block of rows and columns: CuPy's matmul over the whole of K
+        dtype = product.value.type.dtype
+        meta = meta_like(a._meta, 2, dtype)
+        value = da.blockwise(
+            device_matmul, "ik", a, "ij", b, "jk", meta=meta, concatenate=True, spec=dev["_cp"]
+        )
+    else:
+        value = da.matmul(a, b)
     if product.final is None:  # the product alone
         return [value.astype(product.value.type.dtype, copy=False)]
     vals = {**vals, id(product.value): value}
@@ -141,7 +167,7 @@ def _split_product(k: Kernel, product: ProductProgram, vals, env, da) -> list:
     key = f"pypto-program-{product.final.key}"
     layer: dict = {key: product.final}
     deps: list = []
-    symbols = {n: _int(evaluate(Sym(s), env)) for n, s in product.final.symbols}
+    symbols = {n: _int(evaluate(Sym(s), env)) for n, s in product.final.symbols} | dev
     _block_tasks(
         name,
         key,
@@ -157,6 +183,14 @@ def _split_product(k: Kernel, product: ProductProgram, vals, env, da) -> list:
     )
     n = len(k.outputs)
     return _outputs(k, name, layer, deps, [0] * n, [blocks] * n, env, da)
+
+
+def _distributed(x, da, dev):
+    """``x`` as a dask array (a NumPy array: one chunk; on the GPU where ``dev`` names it)."""
+    if is_dask_array(x):
+        return x
+    x = da.from_array(x)
+    return x.map_blocks(to_device, dev["_cp"], dtype=x.dtype) if dev else x
 
 
 def _split_along(k: Kernel, scan: ScanProgram, vals: dict) -> bool:
@@ -512,7 +546,7 @@ def _slab_keys(x, axis, spans, shape, da, layer, deps):
     return keys
 
 
-def _whole(k, progs: KernelPrograms, vals, env, consts, da) -> list:
+def _whole(k, progs: KernelPrograms, vals, env, consts, da, dev) -> list:
     from dask.highlevelgraph import HighLevelGraph
 
     name = _name(k)
@@ -521,7 +555,7 @@ def _whole(k, progs: KernelPrograms, vals, env, consts, da) -> list:
     layer: dict = {prog_key: prog}
     deps: list = []
     args = [_whole_key(vals[id(v)], da, layer, deps) for v in k.inputs if id(v) not in consts]
-    kw = {n: _int(evaluate(Sym(s), env)) for n, s in prog.symbols}
+    kw = {n: _int(evaluate(Sym(s), env)) for n, s in prog.symbols} | dev
     task = (run, prog_key, Args(kw), *args)
     if len(k.outputs) == 1:  # the task itself is the output's one chunk
         v = k.outputs[0]
@@ -560,8 +594,10 @@ def write_back(target, final) -> None:
     target._meta, target.dask, target._name, target._chunks = y._meta, y.dask, y.name, y.chunks
 
 
-def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
-    """How the Dask target runs kernel ``k`` (for ``explain``)."""
+def describe_kernel(plan: GraphPlan, k: Kernel, gpu: bool = False) -> str:
+    """How the Dask target runs kernel ``k`` (for ``explain``; ``gpu``: on CuPy chunks)."""
+    if gpu:
+        return _describe_on_gpu(plan, k)
     names = plan.names
     progs = programs(plan, k)
     scan = scan_program(plan, k) if k.kind == "scan" else None
@@ -600,6 +636,24 @@ def describe_kernel(plan: GraphPlan, k: Kernel) -> str:
         )
     why = "not chunked" if k.chunking is None else "its blocks do not render as slabs"
     return prefix + f"one task over whole arrays ({why}: the inputs are gathered on one worker)"
+
+
+def _describe_on_gpu(plan: GraphPlan, k: Kernel) -> str:
+    where = "CuPy chunks: the CUDA target's code, compiled on the worker"
+    if k.kind == "contraction" and product_program(plan, k, True) is not None:
+        return (
+            f"{where}: CuPy's matmul per block of rows and columns (the whole of the "
+            "contracted axis), then the epilogue's kernel per block of rows"
+        )
+    progs = programs(plan, k, True)
+    if progs.block is not None:
+        return f"{where}: one task per block of axis {k.chunking.axis}, its kernel over the block"
+    why = (
+        "a reduction or scan along every axis it could be split on"
+        if k.chunking is None
+        else ("its block is not a kernel of its own on the CUDA target")
+    )
+    return f"{where}: one task over whole arrays ({why})"
 
 
 def count_tasks(arrays) -> dict[str, int]:

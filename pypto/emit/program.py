@@ -111,12 +111,13 @@ def checked(generated, reference, discard=None):
     return run
 
 
-def _run(source: str, name: str, names: dict) -> dict:
-    """``source`` run in a copy of the NumPy runtime's namespace with ``names``; its lines
-    registered (as ``<pypto-NAME>``, ``{}`` numbered) so tracebacks show them."""
+def _run(source: str, name: str, names: dict, helpers: str = "numpy_helpers") -> dict:
+    """``source`` run in a copy of the runtime's namespace (``helpers``: the NumPy target's, or
+    ``cuda_helpers``) with ``names``; its lines registered (as ``<pypto-NAME>``, ``{}``
+    numbered) so tracebacks show them."""
     _COUNTER[0] += 1
     filename = f"<pypto-{name.format(_COUNTER[0])}>"
-    namespace = dict(runtime.namespace("numpy_helpers"), **names)
+    namespace = dict(runtime.namespace(helpers), **names)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)
     return namespace

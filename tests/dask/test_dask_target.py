@@ -20,17 +20,6 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 # -- the corpus: ordinary NumPy functions ------------------------------------------------------
 def elementwise(x, y):
     return np.sin(x) + np.cos(y) * 2.0

@@ -55,7 +55,7 @@ from cupy_backend import ON_DEVICE, make_cupy, to_host  # noqa: E402
 
 from .generator import Input, Program  # noqa: E402
 
-PATHS = ("numpy", "lazy", "cuda", "dask")
+PATHS = ("numpy", "lazy", "cuda", "dask", "dask-cuda")
 _ids = itertools.count()
 _nvrtc_done: set[str] = set()
 CUDA_LAUNCHES = [0]  # kernels launched on the CUDA target in this process (proof that it ran)
@@ -167,20 +167,21 @@ def run_cuda(program: Program, fn, seed: int) -> Outcome:
     return out
 
 
-def run_dask(program: Program, fn, seed: int) -> Outcome:
-    """``ppto.compile(f)`` on dask arrays (random chunks along each axis), computed with the
-    synchronous scheduler; the arguments computed after the call (what was written into
-    them)."""
+def run_dask(program: Program, fn, seed: int, gpu: bool = False) -> Outcome:
+    """``ppto.compile(f)`` on dask arrays (random chunks along each axis; ``gpu``: CuPy
+    chunks, the emulator's device arrays), computed with the synchronous scheduler; the
+    arguments computed after the call (what was written into them)."""
     import dask
     import dask.array as da
 
     rng = np.random.default_rng(seed)
+    cp = _cupy(seed) if gpu else None
 
     def lazy(a):
         if not isinstance(a, np.ndarray) or a.ndim == 0:
             return a
         chunks = tuple(max(1, int(rng.integers(1, d + 1))) if d else 1 for d in a.shape)
-        return da.from_array(a, chunks=chunks)
+        return da.from_array(a if cp is None else cp.device(a), chunks=chunks)
 
     compiled = ppto.compile(fn)
     args = [lazy(a) for a in program.arguments()]
@@ -193,6 +194,10 @@ def run_dask(program: Program, fn, seed: int) -> Outcome:
     out = _call(call, args)
     with dask.config.set(scheduler="sync"):
         out.args = [a.compute() if isinstance(a, da.Array) else a for a in out.args]
+    if cp is not None:
+        CUDA_LAUNCHES[0] += len(getattr(cp, "launches", ()))
+        out.value = _host(out.value)
+        out.args = [_host(a) for a in out.args]
     return out
 
 
@@ -305,7 +310,7 @@ def _describe_exc(e) -> str:
 
 
 def judge(program: Program, path: str, want: Outcome, got: Outcome, again=None) -> Verdict:
-    cuda = path in ("cuda", "dask")  # (a 0-d array stands for a NumPy scalar)
+    cuda = path in ("cuda", "dask", "dask-cuda")  # (a 0-d array stands for a NumPy scalar)
     if want.exc is not None:
         if got.exc is not None and isinstance(got.exc, type(want.exc)):
             return Verdict(path, "ok")
@@ -373,6 +378,10 @@ def check(program: Program, path: str = "numpy", determinism: bool = True) -> Ve
             got = run_dask(program, fn, program.seed)  # not promised; compared to NumPy)
             if determinism and got.exc is None:
                 again = run_dask(program, fn, program.seed)
+        elif path == "dask-cuda":  # CuPy chunks (the emulator's device arrays)
+            got = run_dask(program, fn, program.seed, gpu=True)
+            if determinism and got.exc is None:
+                again = run_dask(program, fn, program.seed + 1, gpu=True)
         else:
             raise ValueError(path)
         verdict = judge(program, path, want, got, again)

@@ -24,6 +24,10 @@ class DeviceArray(np.ndarray):
 
     _pypto_cupy = None
 
+    def __array_finalize__(self, obj):
+        # (views and results of a stand-in's arrays are on its device, as CuPy's are)
+        self._pypto_cupy = getattr(obj, "_pypto_cupy", None)
+
     @property
     def __cuda_array_interface__(self):
         return self.__array_interface__
@@ -81,7 +85,13 @@ class FakeCupy:
         self.stream_count = 0
         self.cuda = _Cuda(self)
 
+    def __reduce__(self):
+        # (a Dask worker's stand-in: one per process and settings; its launches are its own)
+        return (shared, (self.order, self.seed, self.isolate))
+
     def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
         fn = getattr(np, name)
         if name in _PRODUCTS:
 
@@ -104,6 +114,22 @@ class FakeCupy:
 
     def RawModule(self, code: str, options=(), name_expressions=()):  # CuPy's name
         return _Module(self, code, options, name_expressions)
+
+
+_SHARED: dict = {}
+
+
+def shared(order: str = "forward", seed: int = 0, isolate: bool = True) -> FakeCupy:
+    """This process's stand-in with these settings (what a pickled one becomes)."""
+    key = (order, seed, isolate)
+    if key not in _SHARED:
+        _SHARED[key] = FakeCupy(order=order, seed=seed, isolate=isolate)
+    return _SHARED[key]
+
+
+def shared_launches() -> list[str]:
+    """The launches of this process's shared stand-ins (a Dask worker's: ``client.run``)."""
+    return [name for cp in _SHARED.values() for name in cp.launches]
 
 
 class _Module:
