@@ -1,7 +1,7 @@
 """The differential fuzzer's long profile (tests/fuzz/test_fuzz.py is the CI one).
 
-    .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1 [--target numpy|cuda|dask|dask-cuda|all]
-        [--jobs 2] [--cuda-fraction 0.1] [--shrink-budget 20] [--time-limit 600]
+    .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1
+        [--target numpy|cuda|dask|dask-cuda|all] [--jobs 2] [--cuda-fraction 0.1] [--shrink-budget 20] [--time-limit 600]
 
 Programs ``seed, seed + 1, ...`` are generated (tests/fuzz/generator.py) and checked
 (tests/fuzz/oracle.py): ``--target numpy`` on the NumPy target and, for the pure ones, the lazy
@@ -103,7 +103,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--programs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target", choices=["numpy", "cuda", "dask", "dask-cuda", "all"], default="all")
+    targets = ["numpy", "cuda", "dask", "dask-cuda", "all"]
+    ap.add_argument("--target", choices=targets, default="all")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cuda-fraction", type=float, default=0.1)
     ap.add_argument("--shrink-budget", type=float, default=20.0, help="seconds per failure")
