@@ -1,7 +1,8 @@
 """The differential fuzzer's long profile (tests/fuzz/test_fuzz.py is the CI one).
 
     .venv/bin/python benchmarks/fuzz_long.py --programs 2000 --seed 1
-        [--target numpy|cuda|dask|dask-cuda|all] [--jobs 2] [--cuda-fraction 0.1] [--shrink-budget 20] [--time-limit 600]
+        [--target numpy|cuda|dask|dask-cuda|all] [--jobs 2] [--cuda-fraction 0.1]
+        [--shrink-budget 20] [--time-limit 600]
 
 Programs ``seed, seed + 1, ...`` are generated (tests/fuzz/generator.py) and checked
 (tests/fuzz/oracle.py): ``--target numpy`` on the NumPy target and, for the pure ones, the lazy
