@@ -22,7 +22,6 @@ block cannot be rendered).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import numpy as np
 
@@ -31,23 +30,8 @@ from ..ir import Graph, Var
 from ..passes.plan import Buffer, GraphPlan, Kernel
 from ..symbolic import Sym, provably_nonneg
 from .common import dtype_code, graph_symbols, ident
+from .dask_program import NotBlockable, Program, digest
 from .numpy_target import GraphEmitter, Lines
-
-
-class NotBlockable(Exception):
-    """The kernel's block cannot be rendered as a slab program (runs whole instead)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Program:
-    """A kernel's task code: ``source`` defines ``entry``; ``names`` its module's tables."""
-
-    key: str
-    source: str
-    entry: str
-    names: dict
-    symbols: tuple  # (name in the code, symbol) of the sizes it takes as keywords
-    runtime: str = "numpy_helpers"  # the runtime it runs in ("cuda_helpers": CuPy chunks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,18 +98,6 @@ def _programs(plan: GraphPlan, k: Kernel, cuda: bool) -> KernelPrograms:
     except (NotBlockable, InternalError):
         return KernelPrograms(whole, None, (), ())
     return KernelPrograms(whole, block, slabs, outs)
-
-
-def digest(source: str, consts: dict, user_ops: dict) -> str:
-    """A program's key: what its code runs (source, constants, user operators)."""
-    h = hashlib.sha256(source.encode())
-    for name, array in sorted(consts.items()):
-        h.update(f"{name}{array.dtype.str}{array.shape}".encode())
-        h.update(np.ascontiguousarray(array).tobytes())
-    for name, impl in sorted(user_ops.items()):
-        where = f"{getattr(impl, '__module__', '')}.{getattr(impl, '__qualname__', '')}"
-        h.update(f"{name}={where}:{id(impl)}".encode())
-    return h.hexdigest()[:20]
 
 
 def _program(emitter: GraphEmitter, symbols) -> Program:

@@ -22,6 +22,7 @@ from ..symbolic import Sym
 from .common import dtype_code, ident
 from .cuda_kernels import NotInKernel
 from .cuda_target import CudaGraphEmitter
+from .dask_program import NotBlockable, Program, digest
 
 _S, _E = Sym("_s"), Sym("_e")
 RUNTIME = "cuda_helpers"
@@ -32,8 +33,6 @@ class CudaBlockEmitter(CudaGraphEmitter):
 
     def __init__(self, sub: GraphPlan, name: str, slabs, outs, symbols):
         super().__init__(sub, name)
-        from .dask_blocks import NotBlockable
-
         k = sub.kernels[0]
         self.k, self.outs, self.symbols = k, outs, list(symbols)
         self.span = (k.chunking.axis, _S, _E)
@@ -55,8 +54,6 @@ class CudaBlockEmitter(CudaGraphEmitter):
 
     def buffer_shape(self, v) -> str:
         """A value the block keeps (a scan's, read by the maps after it): its block's rows."""
-        from .dask_blocks import NotBlockable
-
         tag = self.tags.get(id(v))
         if tag is None or tuple(tag[1]) != (0,):
             raise NotBlockable("a scratch value that does not follow the block")
@@ -70,8 +67,6 @@ class CudaBlockEmitter(CudaGraphEmitter):
         return self.shape(tuple(n if a == axis else d for a, d in enumerate(v.type.shape)))
 
     def _allocate(self, k, v, by_name, prod) -> list[str]:
-        from .dask_blocks import NotBlockable
-
         name = self.names[id(v)]
         j = list(k.outputs).index(v)
         axis = self.outs[j][0]
@@ -115,8 +110,6 @@ class CudaBlockEmitter(CudaGraphEmitter):
 def _program(emitter: CudaGraphEmitter, symbols=None):
     """The emitter's module (its kernels' source, constants, host function) as a Program;
     ``symbols`` None: the sizes its host function takes as keywords (``emitter.free``)."""
-    from .dask_blocks import Program, digest
-
     kernels, host = emitter.render()
     source = emitter.module_source(kernels) + host
     key = digest(source, emitter.consts, emitter.user_ops)
@@ -128,8 +121,6 @@ def _program(emitter: CudaGraphEmitter, symbols=None):
 def block_program(sub: GraphPlan, name: str, slabs, outs, symbols):
     """The CUDA target's block program of ``sub``'s kernel (slabs and outputs as the NumPy
     block program's); NotBlockable where the CUDA target does not write it so."""
-    from .dask_blocks import NotBlockable
-
     try:
         emitter = CudaBlockEmitter(sub, f"{ident(name)}_cuda_block", slabs, outs, symbols)
         return _program(emitter, [(ident(s), s) for s in symbols])
