@@ -71,10 +71,10 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
                 result = op.impl(*args, **attrs)
         except PyptoError as e:
             e.partial = _computed(graph, vals)
-            raise e.with_context(f"running `{eqn.op}`", eqn.site) from None
+            raise e.with_context(f"running `{_shown(eqn)}`", eqn.site) from None
         except Exception as e:  # NumPy's own errors: keep the message, add where it happened
             error = execution_error(
-                e, f"running `{eqn.op}`: {type(e).__name__}: {e}", site=eqn.site
+                e, f"running `{_shown(eqn)}`: {type(e).__name__}: {e}", site=eqn.site
             )
             error.partial = _computed(graph, vals)
             raise error from e
@@ -84,6 +84,11 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
             result = result.item()
         vals[id(eqn.out)] = result
     return [get(a) for a in graph.outputs]
+
+
+def _shown(eqn) -> str:
+    """The op as the source wrote it (a graph break: the function it calls)."""
+    return eqn.params["name"] if eqn.op == "host_call" else eqn.op
 
 
 def _computed(graph: Graph, vals: dict) -> dict[int, object]:

@@ -13,6 +13,7 @@ symbolic in the plan; they are evaluated with the example arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ArgumentError, api_boundary
@@ -31,7 +32,7 @@ class Explanation:
     env: dict
     dask: dict | None = None  # with dask arguments: kernel name -> its tasks for them
     loops: tuple = ()  # with dask arguments: how each host loop runs
-    gpu: bool = False  # with dask arguments whose chunks are GPU arrays (CuPy chunks)
+    gpu: bool = False  # with CuPy arguments, or dask arguments whose chunks are CuPy arrays
 
     @property
     def kernels(self):
@@ -62,6 +63,7 @@ def describe_plan(plan: GraphPlan, env: dict, dask: bool = False, gpu: bool = Fa
         f"kernels: {len(plan.kernels)} (one NumPy call per op would be {calls}); bytes moved "
         f"{size(moved_total)} (unfused {size(unfused_total)})"
     )
+    lines += graph_breaks(plan, gpu)
     for k in plan.kernels:
         dom = ",".join(format_dim(d) for d in k.domain)
         extra = f", reduced axes {k.reduced}" if k.reduced else ""
@@ -137,6 +139,26 @@ def describe_plan(plan: GraphPlan, env: dict, dask: bool = False, gpu: bool = Fa
     return lines
 
 
+def graph_breaks(plan: GraphPlan, gpu: bool = False) -> list[str]:
+    """Each call PyPTO has no op for (ops/host_calls.py), with its line and how it runs."""
+    how = (
+        "CuPy's function of the same name where CuPy has one, else NumPy's on host copies "
+        "(a device-to-host round trip)"
+        if gpu
+        else "NumPy's own call"
+    )
+    lines = []
+    for k in plan.kernels:
+        for e in k.body.eqns:
+            if e.op == "host_call":
+                where = f"{Path(e.site.filename).name}:{e.site.lineno}" if e.site else "?"
+                lines.append(
+                    f"graph break at {where} ({k.name}): `{e.params['name']}`, "
+                    f"which PyPTO has no op for, runs as {how}; fusion stops at it"
+                )
+    return lines
+
+
 def _eval(d, env):
     try:
         return evaluate(d, env)
@@ -191,7 +213,9 @@ def explain(target, *args, **kwargs) -> Explanation:
         )
     found = [(w, plans[id(b)]) for w, b in where]
     tasks = _dask_tasks(compiled, args, kwargs)
-    loops, gpu = (), False
+    from .bindings import is_device_array
+
+    loops, gpu = (), any(is_device_array(v) for v in [*args, *kwargs.values()])
     if tasks is not None:
         from .emit.dask_loops import describe_loop
         from .emit.dask_target import device_meta

@@ -247,3 +247,74 @@ __all__ = [
     "symfloat_code",
     "value_idents",
 ]
+
+
+def function_code(fn) -> tuple[str | None, str | None]:
+    """How a generated module names ``fn`` (a graph break's function: ops/host_calls.py), and
+    its path under NumPy ("linalg.solve", what CuPy's function of the same name is found by):
+    ``np.<path>`` for NumPy's, ``__import__(module).<name>`` for another importable module's;
+    (None, None) for a function no module name reaches (a closure, a lambda)."""
+    import sys
+
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc) and getattr(np, owner.__name__, None) is owner:
+        path = f"{owner.__name__}.{fn.__name__}"  # np.add.reduce
+        return f"np.{path}", path
+    module, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or not qual or "<" in qual:
+        return None, None
+    if module == "numpy" or module.startswith("numpy."):
+        for path in (f"{module[6:]}.{qual}".lstrip("."), getattr(fn, "__name__", "")):
+            if _reached(np, path) is fn:
+                return f"np.{path}", path
+    if _reached(sys.modules.get(module), qual) is fn:
+        return f"__import__({module!r}, fromlist=['_']).{qual}", None
+    return None, None
+
+
+def function_ref(fn, user_ops: dict, table: str) -> str:
+    """The code naming a graph break's function: by its module path, else (a closure) through
+    the module's table of user operators (``table``), where it is added."""
+    code = function_code(fn)[0]
+    if code is None:
+        key = f"host_call_{len(user_ops)}"
+        user_ops[key] = fn
+        code = f"{table}[{key!r}]"
+    return code
+
+
+def _reached(obj, path: str):
+    for part in path.split(".") if path else ():
+        obj = getattr(obj, part, None)
+    return obj if path else None
+
+
+def host_call_code(attrs: dict, args: list, fn_code: str, dim, cuda: bool = False) -> str:
+    """A graph break as code: the runtime's ``_call`` (``_cuda_call`` on the CUDA target) of
+    the function (``fn_code``) on the arguments (the operands' code filled into the
+    call's template), checked against the compiled shape and dtype."""
+    from ..ops.host_calls import fill
+
+    shape = attr_code(tuple(attrs["out_shape"]), dim)
+    dtype = attrs["out_dtype"].name
+    spec = f"({fn_code}, {attrs['name']!r}, {attrs['item']!r}, {shape}, {dtype!r})"
+
+    def code(v):
+        if isinstance(v, _Code):
+            return v.text
+        if isinstance(v, (list, tuple)):
+            inner = ", ".join(code(x) for x in v)
+            return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' * (len(v) == 1)})"
+        return attr_code(v, dim)
+
+    items = [code(a) for a in fill(attrs["template"], [_Code(a) for a in args])]
+    items += [f"{k}={attr_code(v, dim)}" for k, v in attrs["kwargs"]]
+    if cuda:
+        path = function_code(attrs["fn"])[1]
+        return f"_cuda_call(cp, {spec}, {path!r}, {', '.join(items)})"
+    return f"_call({spec}, {', '.join(items)})"
+
+
+class _Code:
+    def __init__(self, text):
+        self.text = text

@@ -54,7 +54,9 @@ from .common import (
     dim_code,
     dtype_code,
     eqn_symbols,
+    function_ref,
     graph_symbols,
+    host_call_code,
     ident,
     literal_code,
     read_bindings,
@@ -429,6 +431,9 @@ class CudaGraphEmitter:
             return (
                 f"_cuda_attention(cp, {q}, {k_}, {v}, {scale}, {mask}, {attrs['scale_op']!r}, {dt})"
             )
+        if e.op == "host_call":  # a graph break: CuPy's function of the name, or NumPy's
+            fn = function_ref(attrs["fn"], self.user_ops, self.impl_name)
+            return host_call_code(attrs, args, fn, self.dim, cuda=True)
         return f"_device(cp, {self._impl_call(e, args, attrs)})"
 
     def _impl_call(self, e, args, attrs) -> str:

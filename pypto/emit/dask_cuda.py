@@ -111,11 +111,16 @@ def _program(emitter: CudaGraphEmitter, symbols=None):
     """The emitter's module (its kernels' source, constants, host function) as a Program;
     ``symbols`` None: the sizes its host function takes as keywords (``emitter.free``)."""
     kernels, host = emitter.render()
-    source = emitter.module_source(kernels) + host
+    source = emitter.module_source(kernels)
+    names = {}
+    if emitter.user_ops:  # ops the host code calls through its table (pickled by reference)
+        names["_user_ops"] = dict(emitter.user_ops)
+        source += f"{emitter.impl_name}.update(_user_ops)\n"
+    source += host
     key = digest(source, emitter.consts, emitter.user_ops)
     if symbols is None:
         symbols = [(ident(s), s) for s in emitter.free]
-    return Program(key, source, emitter.name, {}, tuple(symbols), RUNTIME)
+    return Program(key, source, emitter.name, names, tuple(symbols), RUNTIME)
 
 
 def block_program(sub: GraphPlan, name: str, slabs, outs, symbols):

@@ -54,7 +54,9 @@ from .common import (
     const_code,
     dim_code,
     dtype_code,
+    function_ref,
     graph_symbols,
+    host_call_code,
     ident,
     literal_code,
     read_bindings,
@@ -752,6 +754,9 @@ class GraphEmitter:
         return self._user_call(e, args, attrs)
 
     def _user_call(self, e, args, attrs) -> str:
+        if e.op == "host_call":  # a graph break: the call as written
+            fn = function_ref(attrs["fn"], self.user_ops, self.impl_name)
+            return host_call_code(attrs, args, fn, dim_code)
         kw = [f"{k}={attr_code(v)}" for k, v in attrs.items()]
         return f"{self._impl_ref(e.op)}({', '.join([*args, *kw])})"
 

@@ -147,13 +147,18 @@ def _user_dtype(dtype, types, kwargs):
 
 
 def _probe_array(shape, dtype):
-    """Deterministic, well-conditioned values (ones would make every matrix singular)."""
+    """Deterministic, well-conditioned values (ones would make every matrix singular; square
+    float matrices are symmetric positive definite)."""
     rng = np.random.default_rng(len(shape))
     if dtype.kind == "b":
         return np.ones(shape, dtype)
     if dtype.kind in "iu":
         return rng.integers(1, 4, size=shape).astype(dtype)
-    return rng.uniform(0.5, 1.5, size=shape).astype(dtype)
+    a = rng.uniform(0.5, 1.5, size=shape)
+    if len(shape) >= 2 and shape[-1] == shape[-2]:  # square: symmetric positive definite
+        n = shape[-1]  # (what np.linalg.cholesky, eigh, solve accept)
+        a = (a + np.swapaxes(a, -1, -2)) / 2 + 2 * n * np.eye(n)
+    return a.astype(dtype)
 
 
 def _probe(fn, template, kwargs, types, shapes):
@@ -182,6 +187,26 @@ def _derive_shape(ctx, fn, template, kwargs, types):
     smaller than an image stays smaller). If ``fn`` rejects independent sizes (it needs a
     square matrix, say), symbols of equal value are tied together (and guarded equal).
     """
+    dims, values, base = probe_sizes(ctx, types)
+    try:
+        return _affine_fit(fn, template, kwargs, types, dims, [[j] for j in range(len(dims))], base)
+    except ShapeError:
+        groups: dict = {}
+        for j, v in enumerate(values):  # (no values known, as in pypto transpile: all tied)
+            groups.setdefault(v if v is not None else "free", []).append(j)
+        tied = [g for g in groups.values() if len(g) > 1]
+        if not tied:
+            raise
+        for g in tied:
+            for j in g[1:]:
+                ctx.eq(dims[j], dims[g[0]])  # the rule holds only while they stay equal
+        return _affine_fit(fn, template, kwargs, types, dims, list(groups.values()), base)
+
+
+def probe_sizes(ctx, types):
+    """The size symbols of ``types`` (in order), their values when tracing with real inputs
+    (None: unknown), and the probes' base sizes: small ones as they are, larger ones in their
+    order (above 16), unknown ones 8, 10, 12, ..."""
     dims: list = []
     for t in types:
         for d in t.shape:
@@ -193,19 +218,7 @@ def _derive_shape(ctx, fn, template, kwargs, types):
         (v if v <= 16 else 17 + known.index(v)) if v is not None else 8 + 2 * j
         for j, v in enumerate(values)
     ]
-    try:
-        return _affine_fit(fn, template, kwargs, types, dims, [[j] for j in range(len(dims))], base)
-    except ShapeError:
-        groups: dict = {}
-        for j, v in enumerate(values):
-            groups.setdefault(v if v is not None else ("free", j), []).append(j)
-        tied = [g for g in groups.values() if len(g) > 1]
-        if not tied:
-            raise
-        for g in tied:
-            for j in g[1:]:
-                ctx.eq(dims[j], dims[g[0]])  # the rule holds only while they stay equal
-        return _affine_fit(fn, template, kwargs, types, dims, list(groups.values()), base)
+    return dims, values, base
 
 
 def _affine_fit(fn, template, kwargs, types, dims, groups, base):

@@ -89,16 +89,44 @@ class Calls:
         op = REGISTRY.for_numpy(func) or REGISTRY.for_api(func)
         if op is not None:
             return self.call_op(op, args, kwargs, node)
-        if inspect.isfunction(func):
+        if inspect.isfunction(func) and helper_source(func, self.frames[-1].src) is not None:
             return self.inline(func, args, kwargs, node)
+        return self.break_graph(func, args, kwargs, node)
+
+    def break_graph(self, func, args, kwargs, node):
+        """A call PyPTO has no op for: one ``host_call`` equation, the call as written
+        (ops/host_calls.py), or PPT104 saying why it cannot be."""
+        from ..ops.host_calls import Refused, break_call, refusal
+
+        if func in (np.asarray, np.asanyarray) and len(args) == 1 and set(kwargs) <= {"dtype"}:
+            v = args[0]
+            if isinstance(v, (View, api.Tensor)):  # NumPy returns the array itself
+                dtype = kwargs.get("dtype")
+                t = self.as_tensor(v)
+                if dtype is None or np.dtype(dtype) == t.dtype:
+                    return v
+                return REGISTRY["astype"].api(t, np.dtype(dtype))
         shown = _written(node.func)  # as the source names it: np.linalg.solve
-        raise self.unsupported(
-            node,
-            f"call to `{shown}`: not a NumPy function PyPTO supports, nor a function of "
-            "this module",
-            hint="`pypto ops` lists the supported NumPy functions",
-            code="PPT104",
-        )
+        try:
+            return break_call(
+                func,
+                shown,
+                [self.operand_tensor(a) for a in args],
+                {k: self.operand_tensor(v) for k, v in kwargs.items()},
+                self.ctx,
+            )
+        except Refused as e:
+            raise refusal(e, node, self) from None
+
+    def operand_tensor(self, v):
+        """An argument of a graph break: arrays and scalars known at run time as tensors."""
+        if isinstance(v, View):
+            return v.tensor
+        if isinstance(v, (list, tuple)):
+            return type(v)(self.operand_tensor(x) for x in v)
+        if isinstance(v, (Expr, SymFloat)):
+            return self.as_tensor(v) if isinstance(v, SymFloat) else v
+        return v
 
     # -- NumPy functions and ppto ops -------------------------------------------------------------
     def operand(self, v):

@@ -218,9 +218,10 @@ class Fuser:
         fam = family(p)
         inside = [u for u in self.users[id(p)] if self.group_of.get(id(u[0])) is g]
         outside = [u for u in self.users[id(p)] if self.group_of.get(id(u[0])) is not g]
-        if g.kind == "custom":
-            return False, "custom", "a user operator that is not elementwise runs alone"
-        if fam == "custom":
+        if g.kind == "custom" or fam == "custom":
+            alone = g.root if g.kind == "custom" else p
+            if alone.op == "host_call":
+                return False, "break", "a graph break (a call PyPTO has no op for) runs alone"
             return False, "custom", "a user operator that is not elementwise runs alone"
         if fam == "store":
             return False, "store", "the result of a slice assignment is materialized"
@@ -235,6 +236,8 @@ class Fuser:
                     ("operands of a matrix product are read from memory (BLAS / tiled loads)"),
                 )
             if cf == "custom":
+                if c.op == "host_call":
+                    return False, "break", "a graph break reads its operands from memory"
                 return False, "custom", "a user operator reads its operands from memory"
         mask = g.mask | self.bit[id(p)]
         desc = self._through_kernels(g.desc | self.desc[id(p)], "desc", g)

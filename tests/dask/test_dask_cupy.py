@@ -197,3 +197,24 @@ def test_explain_says_cuda_per_block():
     x = _on_gpu(cp, np.ones((64, 8)), (16, -1))
     text = str(ppto.explain(COMPILED["softmax"], x))
     assert "CuPy" in text
+
+
+def scalar_minus_sizes(x0):
+    """Fuzzer seed 60000157 (dask-cuda): a Python-number astype the CUDA target's whole
+    program calls through its table of host ops, which the task's module must be given."""
+    v1 = np.squeeze(x0)
+    v1 -= np.float64(1.5) + (len(x0) + x0.shape[0])
+    return v1
+
+
+def sorted_then_scaled(x):
+    return np.sort(x, axis=1) * 2.0 + np.linalg.norm(x)
+
+
+@pytest.mark.parametrize("fn", [scalar_minus_sizes, sorted_then_scaled])
+def test_host_ops_of_the_cuda_whole_program_reach_the_workers(client, fn):
+    cp = fakecupy.FakeCupy(order="reverse")
+    shape = (1,) if fn is scalar_minus_sizes else (12, 5)
+    a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    got = ppto.compile(fn)(_on_gpu(cp, a, (4, 5)))
+    _check(got, fn(a.copy()), np.float32)

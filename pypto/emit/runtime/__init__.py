@@ -106,10 +106,15 @@ def _defined(tree) -> set[str]:
 
 
 def _body(text: str) -> str:
-    """A module's text below its docstring (for modules outside this package)."""
+    """A module's text below its docstring, without its imports of the other runtime parts
+    (``from .numpy_helpers import _call``: one namespace holds them all)."""
     tree = ast.parse(text)
+    lines = text.splitlines(True)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            lines[node.lineno - 1 : node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
     doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) else None
-    return "".join(text.splitlines(True)[doc.end_lineno :]) if doc is not None else text
+    return "".join(lines[doc.end_lineno :]) if doc is not None else "".join(lines)
 
 
 __all__ = ["names", "namespace", "source", "vendored"]

@@ -6,6 +6,8 @@ import os
 
 import numpy as np
 
+from .numpy_helpers import _call, _checked  # (generated code: one namespace holds both)
+
 # cuda_attention.py's namespace: the one compile_graph_cuda runs the host code in gives it; in
 # the vendored runtime (pypto transpile) its names are the module's own
 _FA: dict = globals().get("_FA") or globals()
@@ -186,3 +188,25 @@ def _attention_products(cp, qf, kf, vf, m, strides, mt, out, scale, op, acc):
 
 _ATTENTION: dict = {}
 _CT = {"float16": "__half", "float32": "float", "float64": "double"}
+
+
+def _cupy_function(cp, path):
+    """CuPy's function of the NumPy path ``path`` ("linalg.solve"), or None."""
+    fn = cp
+    for part in (path or "").split(".") if path else ():
+        fn = getattr(fn, part, None)
+        if fn is None:
+            return None
+    return None if fn is cp else fn
+
+
+def _cuda_call(cp, spec, path, *args, **kwargs):
+    """A graph break on the CUDA target: CuPy's function of the same name on the device
+    arrays, or (CuPy has none) the NumPy call on host copies, its result copied back."""
+    same = _cupy_function(cp, path)
+    if same is not None:
+        out = same(*args, **kwargs)
+        return _checked(spec, out, (args, tuple(kwargs.values())), cp)
+    host = [_host(cp, a) for a in args]
+    kw = {k: _host(cp, v) for k, v in kwargs.items()}
+    return _device(cp, _call(spec, *host, **kw))

@@ -373,3 +373,46 @@ def _attention(q, k, v, scale, mask, scale_op, out, rows=256):
 
     _chunks(run, len(tasks), 1, blas=True)
     return out
+
+
+def _readonly(v):
+    if isinstance(v, np.ndarray):
+        v = v.view()
+        v.flags.writeable = False
+    elif isinstance(v, (list, tuple)):
+        return type(v)(_readonly(x) for x in v)
+    return v
+
+
+def _arrays_in(v):
+    if isinstance(v, np.ndarray):
+        yield v
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _arrays_in(x)
+
+
+def _checked(spec, out, args, xp=np):
+    """A graph break's result: item ``item`` of a tuple, as an array of its own memory, with
+    the dtype and shape PyPTO compiled the code after it for."""
+    _, name, item, shape, dtype = spec
+    if item is not None:
+        out = out[item]
+    result = xp.asarray(out)
+    if result.dtype != np.dtype(dtype) or tuple(result.shape) != tuple(shape):
+        raise ValueError(
+            f"`{name}` returned {result.dtype}{list(result.shape)} here; PyPTO compiled the "
+            f"code after it for {dtype}{list(shape)} (a result whose size or dtype depends on "
+            "the values cannot be compiled)"
+        )
+    if any(xp.may_share_memory(result, a) for a in _arrays_in(args)):
+        result = result.copy()  # a view of an argument: the code after it may write in place
+    return result
+
+
+def _call(spec, *args, **kwargs):
+    """A graph break (ops/host_calls.py): ``spec[0]`` called as the source calls it, on
+    read-only views of its array arguments (spec: fn, name as written, tuple item, shape,
+    dtype)."""
+    out = spec[0](*_readonly(args), **_readonly(kwargs))
+    return _checked(spec, out, (args, tuple(kwargs.values())))
