@@ -128,6 +128,8 @@ class Statements:
 
     # -- assignment -------------------------------------------------------------------------------
     def exec_Assign(self, node) -> None:
+        if self.masked_copy(node):  # a[m] = b[m] (parse/masks.py)
+            return
         value = self.eval(node.value)
         if len(node.targets) > 1 and isinstance(value, api.Tensor):
             value = View(value, self.new_ref(value))  # a = b = expr: one array, two names
@@ -169,6 +171,9 @@ class Statements:
             raise self.unsupported(
                 node, "assigning into a temporary value (the write would be lost)", code="PPT105"
             )
+        mask = self.mask_of(index)
+        if mask is not None:  # parse/masks.py
+            return self.store_mask(base, mask, value, node)
         for item in index if isinstance(index, tuple) else (index,):
             if is_tensor(item) or isinstance(item, (list, np.ndarray)):
                 mask = is_tensor(item) and self.as_tensor(item).dtype == np.dtype(bool)
@@ -249,6 +254,9 @@ class Statements:
         elif isinstance(target, cst.Subscript):
             base = self.eval(target.value)
             index = self.index_of(target)
+            mask = self.mask_of(index) if isinstance(base, View) else None
+            if mask is not None:  # parse/masks.py
+                return self.store_mask(base, mask, rhs, node, op=op)
             current = self.getitem(base, index) if is_tensor(base) else None
             if current is None:
                 raise self.unsupported(

@@ -1,0 +1,115 @@
+"""Boolean-mask assignment: ``a[mask] = v`` and ``a[mask] op= v`` as one ``where`` and a store.
+
+NumPy writes ``v`` into the elements of ``a`` where ``mask`` (a boolean array of ``a``'s
+leading shape) holds. Its selection ``a[mask]`` has a size the values decide, but the write
+does not: ``a`` becomes ``np.where(mask, v, a)`` (``v`` cast as a store casts it; the mask
+broadcast over ``a``'s trailing axes), an elementwise op that fuses with what made the mask
+and the value. ``v`` must broadcast to the trailing shape ``a.shape[mask.ndim:]`` (a scalar,
+a row): a ``v`` with the selection's length along its first axis depends on the values and is
+refused (PPT105), except ``a[m] = b[m]`` with the same mask (``np.where(m, b, a)``).
+``a[mask] op= v`` is ``a op v`` over every element (NumPy's ``same_kind`` cast back), kept where
+the mask holds.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from .. import api
+from ..errors import execution_error
+from ..registry import REGISTRY
+from ..shapes import Breach
+from .expressions import is_tensor
+from .values import View
+
+
+class Masks:
+    def mask_of(self, index):
+        """The boolean tensor ``index`` is (a lone mask), else None."""
+        item = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+        if is_tensor(item) and not isinstance(item, tuple):
+            t = self.as_tensor(item)
+            if t.dtype == np.dtype(bool) and t.ndim > 0:
+                return t
+        return None
+
+    def masked_copy(self, node) -> bool:
+        """``a[m] = b[m]``, the same mask on both sides (its code, evaluated once): ``a`` where
+        ``m`` holds takes ``b``'s elements there, ``np.where(m, b, a)``. False (nothing
+        evaluated but the target's index) where the statement is not one."""
+        if len(node.targets) != 1:
+            return False
+        t, v = node.targets[0].target, node.value
+        if not (isinstance(t, cst.Subscript) and isinstance(v, cst.Subscript)):
+            return False
+        if len(t.slice) != len(v.slice) or not all(
+            x.deep_equals(y) for x, y in zip(t.slice, v.slice)
+        ):
+            return False
+        base = self.eval(t.value)
+        mask = self.mask_of(self.index_of(t)) if isinstance(base, View) else None
+        if mask is None:
+            return False
+        b = self.eval(v.value)
+        if not is_tensor(b) or self.as_tensor(b).ndim != base.tensor.ndim:
+            raise self.unsupported(
+                node,
+                "a boolean-mask copy between arrays of different ranks",
+                hint="write np.where(mask, value, x) with value of x's shape",
+                code="PPT105",
+            )
+        self._mask_fits(mask, self.as_tensor(b))  # b[m]: NumPy's IndexError otherwise
+        self.store_mask(base, mask, b, t, whole=True)
+        return True
+
+    def _mask_fits(self, mask, a) -> None:
+        if mask.ndim > a.ndim:
+            raise execution_error(
+                IndexError(
+                    f"too many indices for array: array is {a.ndim}-dimensional, but "
+                    f"{mask.ndim} were indexed"
+                ),
+                "too many indices for array",
+                site=self.site,
+            )
+        for axis, (m, d) in enumerate(zip(mask.shape, a.shape)):
+            text = (
+                f"boolean index did not match indexed array along axis {axis}; size of axis "
+                "is {} but size of corresponding boolean axis is {}"
+            )
+            breach = Breach(IndexError, text, (d, m), site=self.site)
+            if not self.ctx.checked(breach, self.ctx.eq, m, d):
+                raise breach.exception([self.ctx.show_dim(d), self.ctx.show_dim(m)])
+
+    def store_mask(self, base: View, mask, value, node, op=None, whole=False) -> None:
+        """``base[mask] = value`` (``op``: ``base[mask] op= value``; ``whole``: ``value`` is
+        the array the selection is taken from, of ``base``'s leading shape)."""
+        a = base.tensor
+        self._mask_fits(mask, a)
+        rest = a.ndim - mask.ndim
+        if is_tensor(value) and self.as_tensor(value).ndim > rest and not whole:
+            raise self.unsupported(
+                node,
+                "a boolean-mask assignment of an array with an axis for the selected elements "
+                "(its length depends on the values)",
+                hint="write np.where(mask, value, x) with value of x's shape",
+                code="PPT105",
+            )
+        if op is not None:
+            new = self.in_place(op, base, value, node)
+        else:
+            if isinstance(value, View):
+                value = self.current(value)
+            value = self.operand(value)
+            REGISTRY["store"].api(a, value, (Ellipsis,))  # a store's checks (then dead code)
+            new = api.apply("astype", (value,), {"dtype": a.dtype})  # cast as a store casts
+        m = REGISTRY["reshape"].api(mask, tuple(mask.shape) + (1,) * rest)
+        picked = api.apply("where", (m, new, a))
+        if picked.dtype != a.dtype:
+            picked = picked.astype(a.dtype)
+        region = REGISTRY["store"].api(a, picked, (Ellipsis,))
+        self.write_through(base, region, node)
+
+
+__all__ = ["Masks"]
