@@ -421,11 +421,15 @@ class Expressions:
         return SymCond(make_guard(lhs, rel, rhs))
 
     def eval_UnaryOperation(self, node):
+        if isinstance(node.operator, cst.Not):
+            self.tested.add(id(node.expression))  # (only its truth counts)
         v = self.eval(node.expression)
         kind = type(node.operator)
         if kind is cst.Not:
             if isinstance(v, SymCond):
                 return SymCond(v.guard.negated())
+            if is_tensor(v) and self.as_tensor(v).ndim == 0:  # a run-time scalar: a bool
+                return api.apply("logical_not", (self.truth_of(self.as_tensor(v)),), {"weak": True})
             if is_tensor(v):
                 raise self.unsupported(
                     node, "`not` on an array value", hint="use np.logical_not(x), or ~x on booleans"
@@ -492,6 +496,8 @@ class Expressions:
 
     def eval_BooleanOperation(self, node):
         left = self.eval(node.left)
+        if is_tensor(left) and self.as_tensor(left).ndim == 0:
+            return self.run_time_bool_op(node, left)
         if is_tensor(left):
             raise self.unsupported(
                 node,
@@ -502,6 +508,45 @@ class Expressions:
         if isinstance(node.operator, cst.And):
             return self.eval(node.right) if truth else left
         return left if truth else self.eval(node.right)
+
+    def run_time_bool_op(self, node, left):
+        """``a and b`` / ``a or b`` on a scalar known only at run time, as Python has it: the
+        first false (and) / true (or) operand, both of one type; where only the truth counts
+        (an ``if`` test, ``not``: ``tested``), the truth of each, whatever their types. The
+        right operand is computed in either case (its value is discarded when Python would
+        not have computed it; PyPTO's expressions have no effects)."""
+        tested = id(node) in self.tested
+        if tested:
+            self.tested |= {id(node.left), id(node.right)}
+        right = self.eval(node.right)
+        if is_tensor(right) and self.as_tensor(right).ndim:
+            raise self.unsupported(
+                node,
+                "`and`/`or` on array values",
+                hint="use & and | (or np.logical_and / np.logical_or)",
+            )
+        is_and = isinstance(node.operator, cst.And)
+        a, b = self.as_tensor(left), self.tensor(right)
+        if tested:
+            name = "logical_and" if is_and else "logical_or"
+            return api.apply(name, (self.truth_of(a), self.truth_of(b)), {"weak": True})
+        ta, tb = a._atom.type, b._atom.type
+        if (ta.dtype, ta.weak) != (tb.dtype, tb.weak):
+            raise self.unsupported(
+                node,
+                f"`{'and' if is_and else 'or'}` of a value known only at run time and a value "
+                "of another type (Python's result is one of them: its type would depend on "
+                "the values)",
+                hint="compare them: (a > 0) and (b > 0)",
+            )
+        take, other = (b, a) if is_and else (a, b)
+        weak = {"weak": True} if ta.weak else {}
+        out = api.apply("where", (self.truth_of(a), take, other), weak)
+        return out if ta.weak else REGISTRY["getitem"].api(out, ())  # a NumPy scalar
+
+    def truth_of(self, t):
+        """``bool(t)`` of a scalar known at run time (a Python bool)."""
+        return api.apply("astype", (t,), {"dtype": np.dtype(bool), "weak": True})
 
     def eval_IfExp(self, node):
         cond = self.eval(node.test)

@@ -33,6 +33,7 @@ from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
 from ..types import TensorType
 from .expressions import BINARY, is_host, is_size, is_tensor
+from .returns import Returns
 from .values import Ref, SymCond, Undefined, View, ViewRef
 
 AUGMENTED = {
@@ -83,15 +84,19 @@ class Widen(Exception):
         self.types = types
 
 
-class Statements:
+class Statements(Returns):
     def exec_body(self, statements) -> None:
-        for node in statements:
+        statements = list(statements)
+        for i, node in enumerate(statements):
             self.set_site(node)
             self.ensure_block()
             if isinstance(node, cst.SimpleStatementLine):
                 for small in node.body:
                     self.set_site(small)
                     self.exec_node(small)
+            elif isinstance(node, cst.If) and m.findall(node, m.Return()):
+                if self.exec_If(node, rest=statements[i + 1 :]):
+                    return  # a run-time `if` that returns: the rest ran inside its branches
             else:
                 self.exec_node(node)
 
@@ -117,7 +122,8 @@ class Statements:
             self.eval(node.value)  # evaluated for its effects (a helper writing in place)
 
     def exec_Return(self, node) -> None:
-        if self.control_depth != self.frames[-1].depth:
+        depth = self.control_depth
+        if depth != self.frames[-1].depth and depth not in self.return_depths:
             raise self.unsupported(
                 node,
                 "`return` inside a loop or an `if` decided at run time",
@@ -300,17 +306,25 @@ class Statements:
         return new
 
     # -- if ---------------------------------------------------------------------------------------
-    def exec_If(self, node) -> None:
+    def exec_If(self, node, rest=None) -> bool:
+        """An ``if``; ``rest``: the statements after it, when a branch may return (a run-time
+        ``if`` then runs them inside each branch that does not: parse/returns.py). True where
+        they ran here."""
+        self.tested.add(id(node.test))  # only its truth counts (`a and b` of any types)
         cond = self.eval(node.test)
         if isinstance(cond, Expr):
             cond = self.decide("ne", cond, 0)
         fact = cond.guard if isinstance(cond, SymCond) else None
-        if is_host(cond):
+        if is_host(cond):  # the taken branch, then (a branch may return) the rest
             if self.truth(cond, node.test):
-                self.exec_body(node.body.body)
-            elif node.orelse is not None:
-                self.exec_else(node.orelse)
-            return
+                self.exec_body([*node.body.body, *(rest or ())])
+            elif isinstance(node.orelse, cst.If):  # elif
+                if not self.exec_If(node.orelse, rest):
+                    self.exec_body(rest or ())
+            else:
+                body = node.orelse.body.body if node.orelse is not None else ()
+                self.exec_body([*body, *(rest or ())])
+            return True
         t = self.as_tensor(cond)
         if t.ndim:
             raise self.unsupported(
@@ -319,27 +333,43 @@ class Statements:
                 hint="use np.any(...) or np.all(...)",
                 code="PPT106",
             )
-        returns = m.findall(node, m.Return())
-        if returns:
-            raise self.unsupported(
-                returns[0],
-                "`return` inside an `if` decided at run time",
-                hint="assign the result in both branches, return after",
-                code="PPT106",
+        returning = (  # (not inside a loop: a return there ends more than the iteration)
+            rest is not None
+            and bool(m.findall(node, m.Return()))
+            and (
+                self.control_depth == self.frames[-1].depth
+                or self.control_depth in self.return_depths
             )
+        )
         cond_ref = self.new_ref(t, "cond")
         statements = [*node.body.body, *([node.orelse] if node.orelse is not None else [])]
+        after = rest if returning else ()  # (each branch runs the rest: parse/returns.py)
+
+        def then_body():
+            self.exec_body([*node.body.body, *after])
+
+        def else_body():
+            if isinstance(node.orelse, cst.If):  # elif
+                if not self.exec_If(node.orelse, rest if returning else None) and returning:
+                    self.exec_body(rest)
+            else:
+                body = node.orelse.body.body if node.orelse is not None else ()
+                self.exec_body([*body, *after])
+
+        if returning:
+            statements += rest
+            then_body, else_body = self.returning(then_body), self.returning(else_body)
 
         def run(hosts):
             before = self.env_state()
-            then, then_guards = self.side(lambda: self.exec_body(node.body.body), hosts, fact)
+            then, then_guards = self.side(then_body, hosts, fact)
             after_then = self.env_state()
             self.set_env_state(before)
             orelse, else_guards = self.side(
-                lambda: self.exec_else(node.orelse) if node.orelse is not None else None,
-                hosts,
-                None if fact is None else fact.negated(),
+                else_body, hosts, None if fact is None else fact.negated()
             )
+            if returning and not (_fails(then) or _fails(orelse)):
+                self.check_returns(node, after_then)
             if _fails(then):  # only the other side can continue: its names stand
                 return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
             if _fails(orelse):
@@ -348,7 +378,15 @@ class Statements:
             then, orelse = self.merge_branches(before, after_then, then, orelse)
             return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
 
-        self.carried_region(node, statements, run)
+        if not returning:
+            self.carried_region(node, statements, run)
+            return False
+        self.return_depths.add(self.control_depth + 1)
+        try:
+            self.carried_region(node, statements, run)
+        finally:
+            self.return_depths.discard(self.control_depth + 1)
+        raise Return(self.returned())
 
     def side(self, execute, hosts, fact):
         """One branch, traced knowing its condition when it is a size comparison; guards on
@@ -406,6 +444,15 @@ class Statements:
                 then, ha = self.materialize(then, a)
                 self.set_env_state(after_else)
                 orelse, hb = self.materialize(orelse, b)
+                if ha.type.dtype != hb.type.dtype and not (ha.type.weak and hb.type.weak):
+                    raise UnsupportedError(  # (Python numbers are widened: docs)
+                        f"`{name}` is {ha.type} after one branch of an `if` decided at run "
+                        f"time and {hb.type} after the other: its dtype would depend on the "
+                        "branch taken",
+                        hint="give both branches the same dtype (.astype(...))",
+                        site=self.site,
+                        code="PPT109",
+                    )
                 host = self.new_host(name, _join(ha.type, hb.type, name, self.site))
                 then = (*then, _copy_block(ha, host))
                 orelse = (*orelse, _copy_block(hb, host))

@@ -400,19 +400,6 @@ def test_ppt106_return_inside_a_loop(tmp_path):
     assert_refused(case, (VEC, 3), "PPT106", "return x * i")
 
 
-def test_ppt106_return_inside_a_run_time_if(tmp_path):
-    case = Case(
-        tmp_path,
-        """
-        def f(x, alpha):
-            if alpha > 0:
-                return x * alpha
-            return x
-        """,
-    )
-    assert_refused(case, (VEC, 0.5), "PPT106", "return x * alpha")
-
-
 @pytest.mark.parametrize(
     ("loop", "iterable"),
     [("for v in x:", "x"), ("for v in [1, 2]:", "[1, 2]"), ("for v in x.shape:", "x.shape")],

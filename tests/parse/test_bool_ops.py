@@ -1,0 +1,84 @@
+"""``and`` / ``or`` / ``not`` on scalars known only at run time, with Python's semantics (the
+operand itself, not a bool; only the truth in an ``if`` test and under ``not``), against
+Python + NumPy: values and exact result types."""
+
+import numpy as np
+import pytest
+
+import pypto as ppto
+
+
+def converge_test(x, tol):
+    err = np.abs(x).max()
+    s = x.sum()
+    if err > tol and s > 0:
+        y = x / err
+    else:
+        y = x * 2.0
+    if not (s > 1 or err < tol):
+        y = y + 1
+    return y, (err > tol) and (s > 0), (err > 1.0) or (s > 2.0), not s
+
+
+def pick(a, b):
+    return a and b, a or b, not a
+
+
+def extremes(x):
+    m, n = x.max(), x.min()
+    return m and n, m or n, (m > 0) and (n < 0)
+
+
+def mixed_types_in_an_if(x, k):
+    if x.max() and k > 2:  # a float and a bool: only the truth counts in a test
+        return x + 1
+    return x - 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_and_or_not_match_python(dtype):
+    rng = np.random.default_rng(1)
+    for x in (rng.standard_normal(5), -np.abs(rng.standard_normal(5)), np.zeros(3)):
+        x = (x * 3).astype(dtype)
+        for tol in (0.1, 10.0):
+            _same(ppto.compile(converge_test)(x, tol), converge_test(x, tol))
+        _same(ppto.compile(extremes)(x), extremes(x))
+        for k in (1, 3):
+            _same(ppto.compile(mixed_types_in_an_if)(x, k), mixed_types_in_an_if(x, k))
+    for a, b in ((0.0, 2.0), (1.5, 0.0), (2.0, 3.0), (0.0, 0.0)):
+        _same(ppto.compile(pick)(a, b), pick(a, b))
+
+
+def test_a_name_of_two_dtypes_after_a_run_time_branch_is_refused():
+    def f(x):
+        if x.sum() > 0:
+            y = x / 2
+        else:
+            y = x * 2
+        return y
+
+    for x in (np.arange(3), -np.arange(3)):  # NumPy: float64 after one branch, else int64
+        assert f(x).dtype == (np.float64 if x.sum() > 0 else np.int64)
+    with pytest.raises(ppto.UnsupportedError) as info:
+        ppto.compile(f)(np.arange(3))
+    assert info.value.code == "PPT109" and "would depend on the branch" in str(info.value)
+    assert ppto.compile(f)(np.arange(3.0)).dtype == np.float64  # one dtype: compiled
+
+
+def test_and_of_run_time_values_of_two_types_outside_a_test_is_refused():
+    def f(x):
+        return x.max() and (x.min() > 0)
+
+    with pytest.raises(ppto.UnsupportedError, match="its type would depend on the values"):
+        ppto.compile(f)(np.ones(3))
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    np.testing.assert_array_equal(got, want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype

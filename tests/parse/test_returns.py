@@ -1,0 +1,106 @@
+"""``return`` inside an ``if`` decided at run time (parse/returns.py), against Python: values,
+types, writes into arguments; the paths that cannot merge are refused."""
+
+import numpy as np
+import pytest
+
+import pypto as ppto
+
+
+def early_exit(x, tol):
+    err = np.abs(x).max()
+    if err < tol:
+        return x * 0.0
+    y = x / err
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+def tuple_paths(x):
+    if x.sum() > 0:
+        return x, x.max()
+    else:
+        s = x.min()
+    return x * 2, s
+
+
+def compile_time_then_run_time(x, k):
+    if x.ndim == 1:  # noqa: SIM102 (a compile-time if, then a run-time one)
+        if x[0] > 0:
+            return x + k
+    return x - k
+
+
+def elif_chain(x):
+    s = x.sum()
+    if s > 1:
+        return x * 3
+    elif s < -1:
+        return x * -3
+    else:
+        z = x + 1
+    return z
+
+
+def writes_then_returns(a):
+    a[0] = 5.0
+    if a.sum() > 6:
+        a[1] = -1.0
+        return a.sum()
+    a *= 2
+    return a.max()
+
+
+CASES = {
+    early_exit: [(3.0, 0.1), (0.001, 0.1), (-3.0, 0.1)],
+    tuple_paths: [(1.0,), (-1.0,)],
+    compile_time_then_run_time: [(1.0, 2.0), (-1.0, 2.0)],
+    elif_chain: [(1.0,), (-1.0,), (0.0,)],
+    writes_then_returns: [(1.0,), (-1.0,)],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn", list(CASES), ids=lambda f: f.__name__)
+def test_returns_in_run_time_ifs_match_python(fn, dtype):
+    rng = np.random.default_rng(2)
+    compiled = ppto.compile(fn)
+    for scale, *rest in CASES[fn]:
+        for shape in ((4,), (2, 3)):
+            x = (np.abs(rng.standard_normal(shape)) * scale).astype(dtype)
+            mine, theirs = x.copy(), x.copy()
+            _same(compiled(mine, *rest), fn(theirs, *rest))
+            _same(mine, theirs)
+
+
+def test_paths_returning_different_kinds_are_refused():
+    def f(x):
+        if x.sum() > 0:
+            return x, x
+        return x
+
+    with pytest.raises(ppto.UnsupportedError, match="returns a tuple of 2, the other a value"):
+        ppto.compile(f)(np.ones(3))
+
+
+def test_paths_returning_different_dtypes_are_refused():
+    def f(x):
+        if x.sum() > 0:
+            return x / 2
+        return x * 2
+
+    with pytest.raises(ppto.UnsupportedError) as info:
+        ppto.compile(f)(np.arange(3))
+    assert info.value.code == "PPT109"
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    np.testing.assert_array_equal(got, want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
