@@ -104,3 +104,15 @@ def _same(got, want):
     assert type(got) is type(want), (type(got), type(want))
     np.testing.assert_array_equal(got, want)
     assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def test_a_return_in_a_run_time_if_inside_a_loop_is_refused():
+    def f(x, alpha):
+        for i in range(3):
+            if alpha > i:
+                return x * alpha
+        return x
+
+    with pytest.raises(ppto.UnsupportedError) as info:
+        ppto.compile(f)(np.ones(3), 0.5)
+    assert info.value.code == "PPT106"
