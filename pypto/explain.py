@@ -226,7 +226,7 @@ def explain(target, *args, **kwargs) -> Explanation:
 
 
 def _loops(steps):
-    from .function import Branch, Loop
+    from .function import Branch, Loop, While
 
     for step in steps:
         if isinstance(step, Loop):
@@ -235,6 +235,9 @@ def _loops(steps):
         elif isinstance(step, Branch):
             yield from _loops(step.then)
             yield from _loops(step.orelse)
+        elif isinstance(step, While):
+            yield from _loops(step.test)
+            yield from _loops(step.body)
 
 
 def _dask_tasks(compiled, args, kwargs) -> dict | None:
@@ -260,7 +263,7 @@ def _dask_tasks(compiled, args, kwargs) -> dict | None:
 
 
 def _blocks(steps, context, out):
-    from .function import Block, Branch, Loop
+    from .function import Block, Branch, Loop, While
 
     for step in steps:
         if isinstance(step, Block):
@@ -278,3 +281,6 @@ def _blocks(steps, context, out):
         elif isinstance(step, Branch):
             _blocks(step.then, f"{context} if {step.cond.name}", out)
             _blocks(step.orelse, f"{context} else", out)
+        elif isinstance(step, While):  # the condition read on the host before each iteration
+            _blocks(step.test, f"{context} while-test ({step.cond.name}, read on the host)", out)
+            _blocks(step.body, f"{context} in while {step.cond.name}", out)

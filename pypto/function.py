@@ -10,7 +10,8 @@ A Python function becomes:
   for each value of a loop symbol (``for i in range(start, stop, step)``; ``i`` is a size symbol
   inside, so ``A[i, :]`` is a slice with a symbolic bound). A ``Branch`` runs one of two bodies on
   a scalar known only at run time (``if alpha > 0``); conditions known at compile time were
-  decided (and guarded) while tracing;
+  decided (and guarded) while tracing. A ``While`` runs its body while a condition computed
+  before each iteration holds;
 * ``result``: what the function returns, ``writebacks``: argument arrays written in place (their
   final value is copied into the caller's array), ``guards``: the size facts the trace relied on.
 
@@ -122,6 +123,18 @@ class Branch:
 
 
 @dataclass(frozen=True, eq=False)
+class While:
+    """``while <test>: <body>``: before each iteration ``test`` runs and writes the truth of
+    the condition into ``cond`` (a Python bool known only at run time); the loop ends where it
+    is false. Names the body re-assigns are carried in host variables of one type, as in a
+    ``Loop``."""
+
+    test: tuple
+    cond: HostVar
+    body: tuple
+
+
+@dataclass(frozen=True, eq=False)
 class Fail:
     """Code that can only raise (a shape error in a branch or loop body that may never run):
     the error is raised if the run reaches it, as NumPy would raise there."""
@@ -186,6 +199,12 @@ def _format_steps(steps, lines, indent):
         elif isinstance(step, Fail):
             message = str(step.error).split("\n")[0]
             lines.append(f"{indent}raise {type(step.error).__name__}({message!r})")
+        elif isinstance(step, While):
+            lines.append(f"{indent}while True:")
+            _format_steps(step.test, lines, indent + "    ")
+            lines.append(f"{indent}    if not {step.cond.name}:")
+            lines.append(f"{indent}        break")
+            _format_steps(step.body, lines, indent + "    ")
         elif isinstance(step, Loop):
             rng = f"{format_dim(step.start)}, {format_dim(step.stop)}, {step.step}"
             if step.vector is not None:
@@ -247,6 +266,9 @@ def _verify_steps(steps, facts):
             verify(g, facts=facts)
         elif isinstance(step, Fail):
             continue
+        elif isinstance(step, While):
+            _verify_steps(step.test, facts)
+            _verify_steps(step.body, facts)
         elif isinstance(step, Loop):
             _verify_steps(step.body, [*facts, *step.facts(), *step.guards])
             if step.vector is not None:
@@ -315,6 +337,12 @@ def _run_steps(steps, host, env, run_block, run_lines=None, run_loop=None):
         elif isinstance(step, Fail):
             e = step.error
             raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)
+        elif isinstance(step, While):
+            while True:
+                _run_steps(step.test, host, env, run_block, run_lines, run_loop)
+                if not bool(host[id(step.cond)]):
+                    break
+                _run_steps(step.body, host, env, run_block, run_lines, run_loop)
         elif isinstance(step, Loop):
             if step.vector is not None and all(g.holds(env) for g in step.when):
                 _run_steps((step.vector,), host, env, run_block, run_lines, run_loop)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import recipe
-from ..function import Block, Branch, Fail, Function, Loop
+from ..function import Block, Branch, Fail, Function, Loop, While
 from ..symbolic import SymFloat, as_symbol
 from . import runtime
 from .common import const_code, dim_code, ident, read_bindings, source_lines, symfloat_code
@@ -168,6 +168,12 @@ class FunctionEmitter:
                 where = f"at {step.var} = {{}} the loop"
                 self._guards(step.guards, at + 1, where, step.var, unless=flag)
                 self._steps(step.body, at + 1)
+            elif isinstance(step, While):  # (CUDA: the condition read to the host each time)
+                self._add(depth, "while True:")
+                self._steps(step.test, depth + 1)
+                self._add(depth + 1, f"if not {self.host(step.cond)}:")
+                self._add(depth + 2, "break")
+                self._steps(step.body, depth + 1)
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")
                 self._guards(step.then_guards, depth + 1, "this branch")

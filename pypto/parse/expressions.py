@@ -529,7 +529,9 @@ class Expressions:
         a, b = self.as_tensor(left), self.tensor(right)
         if tested:
             name = "logical_and" if is_and else "logical_or"
-            return api.apply(name, (self.truth_of(a), self.truth_of(b)), {"weak": True})
+            ta, tb = self.truth_of(a), self.truth_of(b)
+            weak = {"weak": True} if ta._atom.type.weak and tb._atom.type.weak else {}
+            return api.apply(name, (ta, tb), weak)
         ta, tb = a._atom.type, b._atom.type
         if (ta.dtype, ta.weak) != (tb.dtype, tb.weak):
             raise self.unsupported(
@@ -545,7 +547,10 @@ class Expressions:
         return out if ta.weak else REGISTRY["getitem"].api(out, ())  # a NumPy scalar
 
     def truth_of(self, t):
-        """``bool(t)`` of a scalar known at run time (a Python bool)."""
+        """``bool(t)`` of a scalar known at run time: a bool itself (NumPy's or Python's),
+        else a Python bool."""
+        if t.dtype == np.dtype(bool):
+            return t
         return api.apply("astype", (t,), {"dtype": np.dtype(bool), "weak": True})
 
     def eval_IfExp(self, node):

@@ -25,7 +25,7 @@ from ..errors import (
     UnsupportedError,
     execution_error,
 )
-from ..function import Block, Branch, Fail, HostVar, Loop
+from ..function import Block, Branch, Fail, HostVar, Loop, While
 from ..lower.index_map import broadcasts, exact_same, view_map
 from ..printer import symbols_in
 from ..registry import REGISTRY
@@ -52,7 +52,6 @@ AUGMENTED = {
     cst.RightShiftAssign: cst.RightShift,
 }
 REFUSED = {
-    "While": ("`while` loops are not supported", "use `for i in range(n)`"),
     "With": ("`with` blocks are not supported", None),
     "Try": ("`try` blocks are not supported", None),
     "TryStar": ("`try` blocks are not supported", None),
@@ -554,6 +553,57 @@ class Statements(Returns):
                     "its value depends on a loop that has ended (assign it before the loop "
                     "to carry it out)"
                 )
+
+    def exec_While(self, node) -> None:
+        """``while <test>:`` on values known only at run time: a ``While`` step, the test
+        computed before each iteration and read on the host (on the CUDA target, one
+        device-to-host read per iteration). Names the body re-assigns are carried as in a
+        ``for`` loop."""
+        if node.orelse is not None:
+            raise self.unsupported(node, "`while ... else`", code="PPT106")
+        self.tested.add(id(node.test))  # only its truth counts
+
+        def run(hosts):
+            test = self.while_test(node)
+            if test is None:
+                return Block(GraphBuilder(self.ctx).finish([]), (), ())  # never runs
+            body = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
+            return While(*test, body)
+
+        self.carried_region(node, node.body.body, run)
+
+    def while_test(self, node):
+        """(steps computing the truth of the test, its host variable); None where the test is
+        false when compiling (the body never runs)."""
+        outer, self.steps = self.steps, []
+        try:
+            v = self.eval(node.test)
+            if isinstance(v, Expr):
+                v = self.decide("ne", v, 0)
+            if is_host(v):
+                if not self.truth(v, node.test):
+                    return None
+                raise self.unsupported(
+                    node.test,
+                    "a `while` condition that is true when compiling and that the body does not "
+                    "change (the loop would not end: `break` is not supported)",
+                    code="PPT106",
+                )
+            t = self.as_tensor(v)
+            if t.ndim:
+                raise self.unsupported(
+                    node.test,
+                    "the truth value of an array",
+                    hint="use np.any(...) or np.all(...)",
+                    code="PPT106",
+                )
+            truth = self.truth_of(t)
+            cond = self.new_host("cond", truth._atom.type)
+            self._pending.append((truth._atom, cond))
+            self.flush()
+            return tuple(self.steps), cond
+        finally:
+            self.steps = outer
 
     # -- regions with carried variables -----------------------------------------------------------
     def carried_region(self, node, statements, run) -> None:

@@ -16,7 +16,7 @@ NumPy call of the original about 0.4 us, a generated kernel about 4 us and a blo
 
 from __future__ import annotations
 
-from ..function import Block, Branch, Fail, Function, Loop
+from ..function import Block, Branch, Fail, Function, Loop, While
 from ..shapes import Guard, make_guard, size_of
 from ..symbolic import add, mul, smax, substitute
 
@@ -27,7 +27,7 @@ ORIGINAL_CALL, KERNEL, BLOCK, PASS = 400, 4000, 3000, 2  # ns: a call, a kernel,
 
 def original_cheaper(fn: Function, plans: dict) -> tuple[Guard, ...]:
     """The guards under which running the original function costs less (empty: never)."""
-    if not any(isinstance(s, (Loop, Branch)) for s in fn.body):  # straight-line code: the
+    if not any(isinstance(s, (Loop, Branch, While)) for s in fn.body):  # straight-line code: the
         return ()  # Plan pays once, its fusion pays off
     cost = _Cost(plans)
     original, generated = cost.steps(fn.body, {})
@@ -53,6 +53,10 @@ class _Cost:
             return self.block(step, bounds)
         if isinstance(step, Fail):
             return 0, 0
+        if isinstance(step, While):  # one iteration (the trip count is the same for both)
+            a = self.steps(step.test, bounds)
+            b = self.steps(step.body, bounds)
+            return add(a[0], b[0]), add(a[1], b[1])
         if isinstance(step, Branch):
             a = self.steps(step.then, bounds)
             b = self.steps(step.orelse, bounds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..function import Block, Fail, Function, Loop
+from ..function import Block, Fail, Function, Loop, While
 from ..ir import Graph
 from .graphs import rebuild
 
@@ -46,6 +46,16 @@ def _step(step, live: set[int]):
         return step, before
     if isinstance(step, Fail):
         return step, live
+    if isinstance(step, While):  # test, then body, any number of times; test once more
+        end = set(live)
+        while True:
+            body, after_test = _steps(step.body, end)
+            test, start = _steps(step.test, after_test | end | {id(step.cond)})
+            grown = end | start
+            if grown == end:
+                break
+            end = grown
+        return replace(step, test=test, body=body), live | start
     if isinstance(step, Loop):  # the body may run zero, one or many times
         end = set(live)
         while True:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..function import Block, Branch, Fail, Function, HostVar, Loop
+from ..function import Block, Branch, Fail, Function, HostVar, Loop, While
 from ..ir import Eqn, Graph, Var
 from ..lower.loop_axis import (
     Analysis,
@@ -69,6 +69,9 @@ def _steps(steps, facts, outside) -> tuple:
             then = _steps(step.then, [*facts, *step.facts("then"), *step.then_guards], outside)
             orelse = _steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards], outside)
             step = replace(step, then=then, orelse=orelse)
+        elif isinstance(step, While):  # (its iterations are not counted: a host loop)
+            test, body = _steps(step.test, facts, outside), _steps(step.body, facts, outside)
+            step = replace(step, test=test, body=body)
         out.append(step)
     return tuple(out)
 
@@ -101,6 +104,10 @@ def _reads(steps, skip, found):
             found.add(id(step.cond))
             _reads(step.then, skip, found)
             _reads(step.orelse, skip, found)
+        elif isinstance(step, While):
+            found.add(id(step.cond))
+            _reads(step.test, skip, found)
+            _reads(step.body, skip, found)
 
 
 def _result_reads(result) -> set[int]:
@@ -122,6 +129,8 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
             raise Refused(f"the inner loop over {step.var} stays a host loop")
         elif isinstance(step, Fail):
             raise Refused("its body can raise")
+        elif isinstance(step, While):
+            raise Refused("its body has a `while` loop")
         else:
             raise Refused("its body has a branch decided at run time")
     if not blocks:

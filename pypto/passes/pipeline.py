@@ -10,7 +10,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import replace
 
-from ..function import Block, Branch, Fail, Function, Loop
+from ..function import Block, Branch, Fail, Function, Loop, While
 from ..ir import Graph, Var
 from ..printer import value_names
 from ..shapes import input_facts
@@ -110,6 +110,9 @@ def _collect(steps, out):
         elif isinstance(step, Branch):
             _collect(step.then, out)
             _collect(step.orelse, out)
+        elif isinstance(step, While):
+            _collect(step.test, out)
+            _collect(step.body, out)
 
 
 def _donated(block: Block) -> frozenset:
@@ -129,6 +132,9 @@ def _plan_steps(steps, facts, plans, donate=False):
             plans[id(step)] = plan_graph(step.graph, facts, donated)
         elif isinstance(step, Fail):
             continue
+        elif isinstance(step, While):
+            _plan_steps(step.test, facts, plans, donate)
+            _plan_steps(step.body, facts, plans, donate)
         elif isinstance(step, Loop):
             _plan_steps(step.body, [*facts, *step.facts(), *step.guards], plans, donate)
             if step.vector is not None:
