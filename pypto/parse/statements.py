@@ -483,17 +483,26 @@ class Statements(Returns):
     def exec_For(self, node) -> None:
         if node.orelse is not None or node.asynchronous is not None:
             raise self.unsupported(node, "`for ... else` and `async for`", code="PPT106")
+        rows = None  # `for v in arr`: the array (its rows along axis 0, as NumPy iterates)
         if not m.matches(node.iter, m.Call()) or self.eval(node.iter.func) is not range:
-            raise self.unsupported(
-                node.iter,
-                "a loop over anything but range()",
-                hint="loop over indices: for i in range(len(x))",
-                code="PPT106",
-            )
+            rows = self.eval(node.iter)
+            if not is_tensor(rows) or self.as_tensor(rows).ndim == 0:
+                raise self.unsupported(
+                    node.iter,
+                    "a loop over anything but range() or an array",
+                    hint="loop over indices: for i in range(len(x))",
+                    code="PPT106",
+                )
+            if not isinstance(rows, View):  # an expression: evaluated once, as Python does
+                t = self.as_tensor(rows)
+                rows = View(t, self.new_ref(t))
         if not isinstance(node.target, cst.Name):
             raise self.unsupported(
                 node.target, "a loop target that is not a plain name", code="PPT106"
             )
+        if rows is not None:
+            self._for_loop(node, 0, self.as_tensor(rows).shape[0], 1, rows)
+            return
         bounds = []
         for a in node.iter.args:
             v = self.eval(a.value)
@@ -521,6 +530,11 @@ class Statements(Returns):
             )
         if step == 0:
             raise self.unsupported(node.iter, "range() arg 3 must not be zero", code="PPT206")
+        self._for_loop(node, start, stop, step)
+
+    def _for_loop(self, node, start, stop, step, rows=None) -> None:
+        """The loop over ``range(start, stop, step)`` (``rows``: over that array's rows, the
+        loop variable a view of the row, as NumPy iterates)."""
         span = stop - start if step > 0 else start - stop
         runs = self.ctx.known(span, ">=", 1)
         if runs is None and self.ctx.concrete(span):  # sizes of this call: decided, guarded
@@ -528,13 +542,16 @@ class Statements(Returns):
         if runs is False:  # NumPy never runs the body (nor do its names change type)
             return
         var = node.target.value
-        symbol = self.new_symbol(var)
+        symbol = self.new_symbol(var if rows is None else f"{var}_row")
 
         def run(hosts):
             facts = Loop(symbol, start, stop, step, ()).facts()
             self.ctx.assume(facts)
             mark = len(self.ctx.guards)
             self.env[var] = Sym(symbol, nonneg=False)
+            if rows is not None:  # (the array as it is now: its Ref's current value)
+                now = View(self.current(rows), rows.base, rows.ops)
+                self.env[var] = self.store_value(self.getitem(now, Sym(symbol, nonneg=False)), var)
             try:
                 steps = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
             finally:
