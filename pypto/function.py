@@ -73,6 +73,9 @@ class Loop:
     # once before the loop (with ``lines``, the inner loops' forms at both ends too: the one
     # kernel runs only where they hold); None: each iteration checks its own
     ends: tuple[Guard, ...] | None = None
+    # ``break`` under a run-time condition: the body writes whether it broke here (a Python
+    # bool), checked after each iteration (parse/returns.py)
+    until: HostVar | None = None
 
     def count(self) -> Dim:
         """How many iterations the range has (when it is not empty)."""
@@ -132,6 +135,7 @@ class While:
     test: tuple
     cond: HostVar
     body: tuple
+    until: HostVar | None = None  # as Loop.until
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,6 +209,7 @@ def _format_steps(steps, lines, indent):
             lines.append(f"{indent}    if not {step.cond.name}:")
             lines.append(f"{indent}        break")
             _format_steps(step.body, lines, indent + "    ")
+            _format_until(step, lines, indent)
         elif isinstance(step, Loop):
             rng = f"{format_dim(step.start)}, {format_dim(step.stop)}, {step.step}"
             if step.vector is not None:
@@ -220,6 +225,7 @@ def _format_steps(steps, lines, indent):
             _format_steps(step.body, lines, indent + "    ")
             if not step.body:
                 lines.append(f"{indent}    pass")
+            _format_until(step, lines, indent)
         else:
             lines.append(f"{indent}if {step.cond.name}:")
             _format_steps(step.then, lines, indent + "    ")
@@ -228,6 +234,12 @@ def _format_steps(steps, lines, indent):
             if step.orelse:
                 lines.append(f"{indent}else:")
                 _format_steps(step.orelse, lines, indent + "    ")
+
+
+def _format_until(loop, lines, indent) -> None:
+    if loop.until is not None:
+        lines.append(f"{indent}    if {loop.until.name}:")
+        lines.append(f"{indent}        break")
 
 
 def _format_result(result) -> str:
@@ -343,6 +355,8 @@ def _run_steps(steps, host, env, run_block, run_lines=None, run_loop=None):
                 if not bool(host[id(step.cond)]):
                     break
                 _run_steps(step.body, host, env, run_block, run_lines, run_loop)
+                if step.until is not None and bool(host[id(step.until)]):
+                    break
         elif isinstance(step, Loop):
             if step.vector is not None and all(g.holds(env) for g in step.when):
                 _run_steps((step.vector,), host, env, run_block, run_lines, run_loop)
@@ -363,6 +377,8 @@ def _run_steps(steps, host, env, run_block, run_lines=None, run_loop=None):
                 env[step.var] = i
                 _check(step.guards, env, f"at {step.var} = {i} the loop")
                 _run_steps(step.body, host, env, run_block, run_lines, run_loop)
+                if step.until is not None and bool(host[id(step.until)]):
+                    break
             env.pop(step.var, None)
         elif bool(host[id(step.cond)]):
             _check(step.then_guards, env, "this branch")

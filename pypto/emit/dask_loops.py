@@ -96,6 +96,8 @@ class _No(Exception):
 
 
 def _analyse(loop: Loop, plans: dict) -> TimeLoop:
+    if loop.until is not None:
+        raise _No("its body can `break`")
     if not loop.body or not all(isinstance(s, Block) for s in loop.body):
         raise _No("the body is not only blocks")
     if loop.guards and loop.ends is None:

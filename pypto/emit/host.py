@@ -168,12 +168,14 @@ class FunctionEmitter:
                 where = f"at {step.var} = {{}} the loop"
                 self._guards(step.guards, at + 1, where, step.var, unless=flag)
                 self._steps(step.body, at + 1)
+                self._until(step, at + 1)
             elif isinstance(step, While):  # (CUDA: the condition read to the host each time)
                 self._add(depth, "while True:")
                 self._steps(step.test, depth + 1)
                 self._add(depth + 1, f"if not {self.host(step.cond)}:")
                 self._add(depth + 2, "break")
                 self._steps(step.body, depth + 1)
+                self._until(step, depth + 1)
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")
                 self._guards(step.then_guards, depth + 1, "this branch")
@@ -182,6 +184,12 @@ class FunctionEmitter:
                     self._add(depth, "else:")
                     self._guards(step.else_guards, depth + 1, "this branch")
                     self._steps(step.orelse, depth + 1)
+
+    def _until(self, loop, depth) -> None:
+        """A loop whose body may ``break`` (under a run-time condition) ends where it did."""
+        if loop.until is not None:
+            self._add(depth, f"if {self.host(loop.until)}:")
+            self._add(depth + 1, "break")
 
     def _guards(self, guards, depth, where, var=None, unless=None):
         """Each guard checked (``unless``: a flag that, true, says they all hold)."""

@@ -50,6 +50,7 @@ class Tracer(Expressions, Calls, Masks, Statements):
         self.control_depth = 0  # inside loops or run-time branches
         self.tested: set[int] = set()  # ids of expression nodes of which only the truth counts
         self.return_depths: set[int] = set()  # control depths a `return` may end the function at
+        self.loop_depths: list[int] = []  # the control depths of the loop bodies being traced
         self.reads = None  # told the names looked up in the functions' scopes
         self.assigned_at: dict = {}  # name -> site of its latest assignment (for errors)
         self.site = None

@@ -33,7 +33,7 @@ from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
 from ..types import TensorType
 from .expressions import BINARY, is_host, is_size, is_tensor
-from .returns import Returns
+from .returns import Returns, exits
 from .values import Ref, SymCond, Undefined, View, ViewRef
 
 AUGMENTED = {
@@ -58,8 +58,6 @@ REFUSED = {
     "FunctionDef": ("a function defined inside the function", "define it at module level"),
     "ClassDef": ("a class defined inside the function", None),
     "Match": ("`match` statements are not supported", None),
-    "Break": ("`break` is not supported", "loop over the exact range instead"),
-    "Continue": ("`continue` is not supported", "use np.where or an `if` around the body"),
     "Global": ("`global` is not supported", "pass the value as a parameter"),
     "Nonlocal": ("`nonlocal` is not supported", None),
     "Del": ("`del` is not supported", None),
@@ -93,7 +91,7 @@ class Statements(Returns):
                 for small in node.body:
                     self.set_site(small)
                     self.exec_node(small)
-            elif isinstance(node, cst.If) and m.findall(node, m.Return()):
+            elif isinstance(node, cst.If) and exits(node):
                 if self.exec_If(node, rest=statements[i + 1 :]):
                     return  # a run-time `if` that returns: the rest ran inside its branches
             else:
@@ -122,7 +120,7 @@ class Statements(Returns):
 
     def exec_Return(self, node) -> None:
         depth = self.control_depth
-        if depth != self.frames[-1].depth and depth not in self.return_depths:
+        if self.in_loop() or (depth != self.frames[-1].depth and depth not in self.return_depths):
             raise self.unsupported(
                 node,
                 "`return` inside a loop or an `if` decided at run time",
@@ -332,14 +330,7 @@ class Statements(Returns):
                 hint="use np.any(...) or np.all(...)",
                 code="PPT106",
             )
-        returning = (  # (not inside a loop: a return there ends more than the iteration)
-            rest is not None
-            and bool(m.findall(node, m.Return()))
-            and (
-                self.control_depth == self.frames[-1].depth
-                or self.control_depth in self.return_depths
-            )
-        )
+        returning = rest is not None and self.exits_here(node)  # (parse/returns.py)
         cond_ref = self.new_ref(t, "cond")
         statements = [*node.body.body, *([node.orelse] if node.orelse is not None else [])]
         after = rest if returning else ()  # (each branch runs the rest: parse/returns.py)
@@ -385,6 +376,8 @@ class Statements(Returns):
             self.carried_region(node, statements, run)
         finally:
             self.return_depths.discard(self.control_depth + 1)
+        if self.in_loop():  # a break or continue: the rest of the body ran in the branches
+            return True
         raise Return(self.returned())
 
     def side(self, execute, hosts, fact):
@@ -553,13 +546,14 @@ class Statements(Returns):
                 now = View(self.current(rows), rows.base, rows.ops)
                 self.env[var] = self.store_value(self.getitem(now, Sym(symbol, nonneg=False)), var)
             try:
-                steps = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
+                body = self.loop_body(node.body.body)
+                steps = self.body_steps(body, hosts)
             finally:
                 self.ctx.forget(facts)
             new = self.ctx.guards[mark:]
             inside = [g for g in new if symbol in free_symbols(g.expr)]
             self.ctx.guards[mark:] = [g for g in new if symbol not in free_symbols(g.expr)]
-            return Loop(symbol, start, stop, step, steps, tuple(inside))
+            return Loop(symbol, start, stop, step, steps, tuple(inside), until=body.until[0])
 
         before = set(self.env)
         self.carried_region(node, node.body.body, run)
@@ -584,8 +578,8 @@ class Statements(Returns):
             test = self.while_test(node)
             if test is None:
                 return Block(GraphBuilder(self.ctx).finish([]), (), ())  # never runs
-            body = self.body_steps(lambda: self.exec_body(node.body.body), hosts)
-            return While(*test, body)
+            body = self.loop_body(node.body.body)
+            return While(*test, self.body_steps(body, hosts), until=body.until[0])
 
         self.carried_region(node, node.body.body, run)
 

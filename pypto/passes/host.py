@@ -49,7 +49,8 @@ def _step(step, live: set[int]):
     if isinstance(step, While):  # test, then body, any number of times; test once more
         end = set(live)
         while True:
-            body, after_test = _steps(step.body, end)
+            until = {id(step.until)} if step.until is not None else set()
+            body, after_test = _steps(step.body, end | until)
             test, start = _steps(step.test, after_test | end | {id(step.cond)})
             grown = end | start
             if grown == end:
@@ -57,7 +58,7 @@ def _step(step, live: set[int]):
             end = grown
         return replace(step, test=test, body=body), live | start
     if isinstance(step, Loop):  # the body may run zero, one or many times
-        end = set(live)
+        end = set(live) | ({id(step.until)} if step.until is not None else set())
         while True:
             body, start = _steps(step.body, end)
             grown = end | start

@@ -58,13 +58,16 @@ def _steps(steps, facts, outside) -> tuple:
                 replace(step, body=body, ends=None if ends is None else tuple(ends)),
             )
             try:
+                if step.until is not None:
+                    raise Refused("its body can `break`")
                 vector, when, decision = _vectorize(step, facts, outside.reads(original))
                 step = replace(step, vector=vector, when=when, decision=decision)
             except Refused as e:
                 step = replace(step, decision=f"host loop: {e}")
-                step = _interchange(step, facts, outside.reads(original)) or _lines(
-                    step, [*facts, *step.facts(), *step.guards]
-                )
+                if step.until is None:  # (a loop that may break runs its iterations as written)
+                    step = _interchange(step, facts, outside.reads(original)) or _lines(
+                        step, [*facts, *step.facts(), *step.guards]
+                    )
         elif isinstance(step, Branch):
             then = _steps(step.then, [*facts, *step.facts("then"), *step.then_guards], outside)
             orelse = _steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards], outside)
@@ -97,6 +100,8 @@ def _reads(steps, skip, found):
         if isinstance(step, Block):
             found.update(id(h) for h in step.inputs)
         elif isinstance(step, Loop):
+            if step.until is not None:
+                found.add(id(step.until))
             _reads(step.body, skip, found)
             if step.vector is not None:
                 _reads((step.vector,), skip, found)

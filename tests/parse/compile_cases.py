@@ -32,10 +32,10 @@ def decorated(x, y=2.0):
 
 @ppto.compile(fallback=True)
 def falls_back(x):
-    for i in range(10):
+    while x.sum() > 0:
         x = x - 1
-        if i == 2:
-            break
+    else:
+        x = x + 0
     return x
 
 

@@ -92,11 +92,11 @@ def test_an_index_the_compiler_could_not_prove_is_checked_at_run_time():
 
 def test_fallback_runs_the_original_with_a_warning():
     x = np.array([2.0, 3.0])
-    with pytest.warns(ppto.PyptoFallbackWarning, match="break"):
+    with pytest.warns(ppto.PyptoFallbackWarning, match="while ... else"):
         got = falls_back(x)
     assert_same(got, np.array([-1.0, 0.0]))
     assert_same(falls_back(x), np.array([-1.0, 0.0]))  # decided once per specialization
-    with pytest.raises(ppto.UnsupportedError, match="`break`"):
+    with pytest.raises(ppto.UnsupportedError, match="`while ... else`"):
         ppto.compile(falls_back.__wrapped__)(x)
 
 
