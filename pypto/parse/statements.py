@@ -594,12 +594,14 @@ class Statements(Returns):
             if is_host(v):
                 if not self.truth(v, node.test):
                     return None
-                raise self.unsupported(
-                    node.test,
-                    "a `while` condition that is true when compiling and that the body does not "
-                    "change (the loop would not end: `break` is not supported)",
-                    code="PPT106",
-                )
+                if not m.findall(node.body, m.Break()):
+                    raise self.unsupported(
+                        node.test,
+                        "a `while` condition that is true when compiling, which the body does "
+                        "not change and no `break` ends (the loop would not end)",
+                        code="PPT106",
+                    )
+                v = True  # `while True:` that a `break` ends
             t = self.as_tensor(v)
             if t.ndim:
                 raise self.unsupported(

@@ -83,7 +83,18 @@ def elif_exits(x):
     return total
 
 
+def while_true(x):
+    k = 0
+    while True:
+        x = x * 0.5
+        k += 1
+        if np.abs(x).max() < 0.01:
+            break
+    return x, k
+
+
 CASES = [
+    while_true,
     prefix_before_negative,
     skip_negatives,
     while_with_break,
