@@ -23,6 +23,7 @@ import numpy as np
 from .. import api
 from ..cache import MISSING
 from ..errors import UnsupportedError, execution_error
+from ..ops.host_calls import SLOT
 from ..registry import REGISTRY
 from ..shapes import make_guard, size_of
 from ..symbolic import Expr, SymFloat, smax
@@ -292,8 +293,12 @@ class Expressions:
         if s.star is not None:
             raise self.unsupported(s, "unpacking with * in an index")
         value = self.eval(s.value)
-        if is_tensor(value) and self.tensor(value).ndim == 0:
-            raise self.unsupported(
+        if (
+            is_tensor(value)
+            and self.tensor(value).ndim == 0
+            and self.tensor(value).dtype.kind not in "iu"
+        ):
+            raise self.unsupported(  # (an integer one is a gather: ``gather``)
                 s.value,
                 "an index known only at run time (an array value)",
                 hint="index with sizes, integer parameters or loop variables",
@@ -308,10 +313,40 @@ class Expressions:
         elif is_tensor(index):
             index = self.tensor(index)
         items = index if isinstance(index, tuple) else (index,)
+        gathered = self.gather(t, items)
+        if gathered is not None:
+            return gathered
         scalar = len(items) == t.ndim and all(is_size(i) for i in items)
         if scalar or not isinstance(base, View):  # a full integer index copies one element
             return REGISTRY["getitem"].api(t, index)
         return self.view_call(base, "getitem", (index,), {})
+
+    def gather(self, t, items):
+        """``x[idx]``, ``x[:, idx]``: one index of integers known only at run time (an index
+        array, or a run-time integer such as a loop-carried counter), the other axes whole:
+        NumPy's ``np.take(x, idx, axis)``, a graph break (ops/host_calls.py) with the shape
+        NumPy gives (``idx``'s shape in place of the axis). None for anything else."""
+        tensors = [k for k, i in enumerate(items) if is_tensor(i)]
+        if len(tensors) != 1 or len(items) > t.ndim:
+            return None
+        axis = tensors[0]
+        idx = self.tensor(items[axis])
+        if idx.dtype.kind not in "iu" or not all(
+            isinstance(i, slice) and i == slice(None) for k, i in enumerate(items) if k != axis
+        ):
+            return None
+        shape = (*t.shape[:axis], *idx.shape, *t.shape[axis + 1 :])
+        attrs = {
+            "fn": np.take,
+            "name": "np.take (an index array)",
+            "template": (SLOT, SLOT),
+            "kwargs": (("axis", axis),),
+            "item": None,
+            "array": bool(shape),
+            "out_dtype": t.dtype,
+            "out_shape": tuple(shape),
+        }
+        return api.apply("host_call", (t, idx), attrs)
 
     # -- operators --------------------------------------------------------------------------------
     def eval_BinaryOperation(self, node):

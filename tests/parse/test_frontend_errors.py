@@ -573,8 +573,8 @@ def test_ppt101_index_from_array_data(tmp_path):
             y = x * 2.0
             return x[k[0]] + 1.0
         """,
-    )
-    args = (VEC, np.array([1, 2]))
+    )  # (an integer index from array data is a gather: tests/parse/test_gathers.py)
+    args = (VEC, np.array([1.0, 2.0]))
     err = raised(case.fn, *args)
     assert err.code in ("PPT101", "PPT204"), f"{err.code}: {err}"
     assert_refused(case, args, err.code, "x[k[0]]", "k[0]")

@@ -1,0 +1,102 @@
+"""Gathers: ``x[idx]``, ``x[:, idx]`` with an integer index array, and ``x[k]`` with an integer
+known only at run time (``k = indptr[i]``), as ``np.take`` graph breaks, against NumPy:
+values, dtypes, NumPy's IndexError; a CSR matrix-vector product with index pointers."""
+
+import numpy as np
+import pytest
+from helpers import assert_same, cuda_emulator
+
+import pypto as ppto
+
+
+def pick(x, idx):
+    return x[idx] * 2 + 1
+
+
+def column_sums(A, idx):
+    return A[:, idx].sum(axis=0)
+
+
+def rows_of(A, idx):
+    return A[idx] - A.mean(axis=0)
+
+
+def csr_matvec(data, indices, indptr, x):
+    """y = A x for A in CSR form: a while loop over each row's index range."""
+    n = indptr.shape[0] - 1
+    y = np.zeros(n, dtype=data.dtype)
+    for i in range(n):
+        k = indptr[i]
+        s = data[0] * 0
+        while k < indptr[i + 1]:
+            s = s + data[k] * x[indices[k]]
+            k += 1
+        y[i] = s
+    return y
+
+
+def _csr(dense):
+    nz = dense != 0
+    indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
+    return dense[nz], np.nonzero(dense)[1].astype(np.int64), indptr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "complex128"])
+def test_gathers_match_numpy(dtype):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(6) * 4).astype(dtype)
+    A = (rng.standard_normal((4, 6)) * 4).astype(dtype)
+    for idx in (np.array([0, 5, 2, -1, 2]), np.array([[1, 0], [3, 3]]), np.array(2)):
+        tol = 1e-5 if dtype == "float32" else 1e-12
+        assert_same(ppto.compile(pick)(x, idx), pick(x, idx))
+        assert_same(ppto.compile(column_sums)(A, idx), column_sums(A, idx), rtol=tol, atol=tol)
+        i = idx % 4
+        assert_same(ppto.compile(rows_of)(A, i), rows_of(A, i), rtol=tol, atol=tol)
+
+
+def test_an_index_out_of_bounds_is_numpys_index_error():
+    x = np.arange(6.0)
+    with pytest.raises(IndexError) as want:
+        pick(x, np.array([7]))
+    with pytest.raises(IndexError) as got:
+        ppto.compile(pick)(x, np.array([7]))
+    assert str(want.value) in str(got.value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_csr_matvec_matches_the_dense_product(dtype):
+    rng = np.random.default_rng(8)
+    dense = (rng.standard_normal((7, 6)) * (rng.uniform(size=(7, 6)) > 0.5)).astype(dtype)
+    dense[3] = 0  # an empty row
+    data, indices, indptr = _csr(dense)
+    v = rng.standard_normal(6).astype(dtype)
+    got = ppto.compile(csr_matvec)(data, indices, indptr, v)
+    want = csr_matvec(data, indices, indptr, v)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    assert_same(got, want, rtol=tol, atol=tol)
+
+
+def test_a_scatter_through_an_index_array_stays_refused():
+    def f(x, idx):
+        x[idx] = 0.0
+        return x
+
+    with pytest.raises(ppto.UnsupportedError) as info:
+        ppto.compile(f)(np.ones(4), np.array([1, 2]))
+    assert info.value.code == "PPT105"
+
+
+_emu = cuda_emulator("gathers_cuda_emu")
+gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
+
+
+@pytest.mark.usefixtures("tools")
+def test_gathers_on_the_cuda_target():
+    from cupy_backend import make_cupy, to_host
+
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((4, 6))
+    idx = np.array([0, 5, 2, -1, 2])
+    cp = make_cupy(order="random", seed=6)
+    got = ppto.compile(column_sums)(cp.device(A), cp.device(idx))
+    assert_same(to_host(got), column_sums(A, idx), rtol=1e-12, atol=1e-12)
