@@ -257,6 +257,8 @@ class Expressions:
 
     # -- indexing ---------------------------------------------------------------------------------
     def eval_Subscript(self, node):
+        if id(node) in self.unmasked:  # X[mask] in a masked copy: X whole (parse/masks.py)
+            return self.eval(node.value)
         base = self.eval(node.value)
         index = self.index_of(node)
         if is_tensor(base):

@@ -6,7 +6,9 @@ does not: ``a`` becomes ``np.where(mask, v, a)`` (``v`` cast as a store casts it
 broadcast over ``a``'s trailing axes), an elementwise op that fuses with what made the mask
 and the value. ``v`` must broadcast to the trailing shape ``a.shape[mask.ndim:]`` (a scalar,
 a row): a ``v`` with the selection's length along its first axis depends on the values and is
-refused (PPT105), except ``a[m] = b[m]`` with the same mask (``np.where(m, b, a)``).
+refused (PPT105), except an elementwise expression of reads with the same mask
+(``z[m] = z[m] ** 2 + c[m]``, ``a[m] = np.exp(-b[m])``: ``np.where(m, z ** 2 + c, z)``, the
+expression over whole arrays; its other operands must be numbers).
 ``a[mask] op= v`` is ``a op v`` over every element (NumPy's ``same_kind`` cast back), kept where
 the mask holds.
 """
@@ -41,17 +43,31 @@ class Masks:
         if len(node.targets) != 1:
             return False
         t, v = node.targets[0].target, node.value
-        if not (isinstance(t, cst.Subscript) and isinstance(v, cst.Subscript)):
+        if not isinstance(t, cst.Subscript):
             return False
-        if len(t.slice) != len(v.slice) or not all(
-            x.deep_equals(y) for x, y in zip(t.slice, v.slice)
-        ):
+        reads = _masked_reads(v, t.slice)
+        if reads is None:
             return False
         base = self.eval(t.value)
         mask = self.mask_of(self.index_of(t)) if isinstance(base, View) else None
         if mask is None:
             return False
-        b = self.eval(v.value)
+        for r in reads:  # each X[mask]: X of the target's rank, the mask X's leading shape
+            x = self.eval(r.value)
+            if not is_tensor(x) or self.as_tensor(x).ndim != base.tensor.ndim:
+                return False
+            self._mask_fits(mask, self.as_tensor(x))
+        for name in _plain_names(v, reads):  # other operands: numbers (a scalar broadcasts
+            value = self.eval(name)  # over the selection; an array would not: NumPy's error)
+            if is_tensor(value) and self.as_tensor(value).ndim:
+                return False
+        self.unmasked |= {id(r) for r in reads}
+        try:
+            b = self.eval(v)  # elementwise over whole arrays: the selection's elements among them
+        finally:
+            self.unmasked -= {id(r) for r in reads}
+        if not is_tensor(b) or self.as_tensor(b).ndim == 0:
+            b = REGISTRY["broadcast_to"].api(self.tensor(b), tuple(base.tensor.shape))
         if not is_tensor(b) or self.as_tensor(b).ndim != base.tensor.ndim:
             raise self.unsupported(
                 node,
@@ -110,6 +126,69 @@ class Masks:
             picked = picked.astype(a.dtype)
         region = REGISTRY["store"].api(a, picked, (Ellipsis,))
         self.write_through(base, region, node)
+
+
+_ELEMENTWISE = (
+    cst.BinaryOperation,
+    cst.UnaryOperation,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.Name,
+    cst.Attribute,
+)
+
+
+def _masked_reads(value, mask_slice):
+    """The ``X[mask]`` reads of ``value``, an elementwise expression of such reads, numbers,
+    names and calls of NumPy ufuncs by attribute (``np.exp``); None for anything else (then
+    ``a[mask] = value`` is not a masked copy)."""
+    reads = []
+
+    def walk(n) -> bool:
+        if isinstance(n, cst.Subscript):
+            same = len(n.slice) == len(mask_slice) and all(
+                x.deep_equals(y) for x, y in zip(n.slice, mask_slice)
+            )
+            if same:  # (X itself is any expression, evaluated whole as NumPy does)
+                reads.append(n)
+                return True
+            return False
+        if isinstance(n, cst.Call):
+            if not isinstance(n.func, cst.Attribute) or any(a.keyword or a.star for a in n.args):
+                return False
+            fn = getattr(np, n.func.attr.value, None)
+            return isinstance(fn, np.ufunc) and all(walk(a.value) for a in n.args)
+        if isinstance(n, cst.BinaryOperation):
+            return walk(n.left) and walk(n.right)
+        if isinstance(n, cst.UnaryOperation):
+            return walk(n.expression)
+        return isinstance(n, _ELEMENTWISE)
+
+    return reads if walk(value) and reads else None
+
+
+def _plain_names(value, reads):
+    """The names ``value`` reads outside its masked reads and callees."""
+    found = []
+    inside = {id(r) for r in reads}
+
+    def walk(n):
+        if id(n) in inside:
+            return
+        if isinstance(n, cst.Call):
+            for a in n.args:
+                walk(a.value)
+        elif isinstance(n, cst.BinaryOperation):
+            walk(n.left)
+            walk(n.right)
+        elif isinstance(n, cst.UnaryOperation):
+            walk(n.expression)
+        elif isinstance(n, cst.Name):
+            found.append(n)
+
+    walk(value)
+    return found
 
 
 __all__ = ["Masks"]

@@ -162,3 +162,39 @@ def test_mask_assignments_on_the_cuda_target(dtype):
     assert cp.launches
     assert_same(to_host(got), want)
     assert_same(to_host(da), want_a)
+
+
+def mandelbrot_complex(c, maxiter):
+    """The classic NumPy form: z[mask] = z[mask] ** 2 + c[mask] on complex arrays."""
+    z = np.zeros_like(c)
+    n = np.zeros(c.shape, dtype=np.int64)
+    for _ in range(maxiter):
+        mask = np.abs(z) <= 2.0
+        z[mask] = z[mask] ** 2 + c[mask]
+        n[mask] += 1
+    return n
+
+
+def soft_clip(x, t):
+    y = x.copy()
+    m = x > t
+    y[m] = t + np.log1p(x[m] - t)
+    return y
+
+
+def test_masked_elementwise_expressions():
+    re, im = np.meshgrid(np.linspace(-2, 1, 9), np.linspace(-1.2, 1.2, 7))
+    _both(mandelbrot_complex, (re + 1j * im, 20))
+    x = np.random.default_rng(8).standard_normal((5, 4))
+    _both(soft_clip, (x, 0.5))
+    _both(soft_clip, (x.astype(np.float32), 0.5))
+
+
+def test_a_masked_expression_with_an_array_operand_is_refused():
+    def f(x, w):  # NumPy: x[m] * w broadcasts (count,) against w's shape
+        m = x > 0
+        x[m] = x[m] * w
+        return x
+
+    with pytest.raises(ppto.UnsupportedError):
+        ppto.compile(f)(np.ones(4), np.ones(4))
