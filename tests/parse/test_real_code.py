@@ -1,0 +1,151 @@
+"""examples/real_code/programs.py: programs in the style of real NumPy code, each compiled
+unchanged, against NumPy (float32 and float64 where the program takes floats): values,
+dtypes, result types; ``explain`` names each graph break with its line."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import assert_same, import_file
+
+import pypto as ppto
+
+PATH = Path(__file__).resolve().parents[2] / "examples" / "real_code" / "programs.py"
+programs = import_file("real_code_programs", PATH)
+
+# the calls each program runs as graph breaks (ops/host_calls.py), as its source writes them
+BREAKS = {
+    "jacobi": set(),
+    "power_iteration": {"np.linalg.norm"},
+    "mandelbrot": set(),
+    "equalize": {"np.histogram", "np.interp"},
+    "csr_matvec": {"np.take (an index array)"},
+    "dft": set(),
+    "spectrum_peak": {"np.fft.rfft", "np.argmax", "np.take (an index array)"},
+    "nbody_accelerations": set(),
+    "crc32": set(),
+    "cholesky_solve": {"np.linalg.cholesky", "np.linalg.solve"},
+    "whiten": {"np.cov", "np.linalg.eigh"},
+    "kmeans_step": {"np.argmin"},
+    "cross_entropy": {"np.take_along_axis"},
+    "sinkhorn": set(),
+    "logistic_fit": set(),
+    "smooth": {"np.convolve"},
+    "rank_gauss": {"np.argsort"},
+    "winsorize": {"np.percentile"},
+    "top3_softmax": {"np.sort"},
+    "bisect_root": set(),
+    "safe_log_ratio": set(),
+    "logdet_ratio": {"np.linalg.slogdet"},
+}
+
+
+def _spd(n, dtype, rng):
+    a = rng.uniform(size=(n, n))
+    return (a + a.T + 2 * n * np.eye(n)).astype(dtype)
+
+
+def _csr(rng, dtype):
+    dense = (rng.standard_normal((7, 6)) * (rng.uniform(size=(7, 6)) > 0.5)).astype(dtype)
+    dense[3] = 0
+    nz = dense != 0
+    indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
+    return dense[nz], np.nonzero(dense)[1].astype(np.int64), indptr, rng.standard_normal(6)
+
+
+def inputs(name, dtype, rng):
+    def a(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    n = 6
+    K = rng.uniform(0.5, 1.5, (5, 4)).astype(dtype)
+    re, im = np.meshgrid(np.linspace(-2, 1, 11), np.linspace(-1.2, 1.2, 9))
+    X = a(20, 3)
+    return {
+        "jacobi": lambda: (_spd(n, dtype, rng), a(n), 1e-5),
+        "power_iteration": lambda: (_spd(n, dtype, rng), 1e-5),
+        "mandelbrot": lambda: ((re + 1j * im).astype(np.complex128), 30),
+        "equalize": lambda: (rng.uniform(size=(8, 9)).astype(dtype),),
+        "csr_matvec": lambda: tuple(
+            v.astype(dtype) if v.dtype.kind == "f" else v for v in _csr(rng, dtype)
+        ),
+        "dft": lambda: (a(8),),
+        "spectrum_peak": lambda: (np.sin(np.arange(64) * 0.7).astype(dtype) + a(64) * 0.1, 0.01),
+        "nbody_accelerations": lambda: (a(7, 3), rng.uniform(1, 2, 7).astype(dtype), 0.3),
+        "crc32": lambda: (rng.integers(0, 256, 24).astype(np.uint8),),
+        "cholesky_solve": lambda: (a(n, n), a(n)),
+        "whiten": lambda: (X,),
+        "kmeans_step": lambda: (X, X[:3].copy()),
+        "cross_entropy": lambda: (a(9, 4), rng.integers(0, 4, 9)),
+        "sinkhorn": lambda: (K, np.full(5, 0.2, dtype), np.full(4, 0.25, dtype), 1e-4),
+        "logistic_fit": lambda: (X, (X[:, 0] > 0).astype(dtype), 0.5, 200),
+        "smooth": lambda: (a(30), 5),
+        "rank_gauss": lambda: (a(10, 3),),
+        "winsorize": lambda: (a(50),),
+        "top3_softmax": lambda: (a(4, 7),),
+        "bisect_root": lambda: (float(rng.uniform(1, 20)), 0.0, 30.0),
+        "safe_log_ratio": lambda: (
+            rng.uniform(0.5, 2, 5).astype(dtype),
+            rng.uniform(-0.1, 2, 5).astype(dtype),
+        ),
+        "logdet_ratio": lambda: (a(n, n), a(n, n)),
+    }[name]()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_each_program_matches_numpy(name, dtype):
+    fn = getattr(programs, name)
+    compiled = ppto.compile(fn)
+    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    for _ in range(2):
+        args = inputs(name, dtype, rng)
+        with np.errstate(all="ignore"):
+            want = fn(*_copies(args))
+            mine = _copies(args)
+            got = compiled(*mine)
+        _same(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_explain_names_each_break(name):
+    fn = getattr(programs, name)
+    args = inputs(name, "float64", np.random.default_rng(0))
+    with np.errstate(all="ignore"):
+        text = str(ppto.explain(fn, *args))
+    lines = PATH.read_text().splitlines()
+    found = set()
+    for line in text.splitlines():
+        if line.startswith("graph break at"):
+            where = line.split()[3]
+            called = line.split("`")[1]
+            found.add(called)
+            source = lines[int(where.split(":")[1]) - 1]
+            shown = called.split(" ")[0] if not called.startswith("np.take ") else "["
+            assert shown in source, (line, source)
+    assert found == BREAKS[name]
+
+
+def test_the_corpus_is_at_least_twenty_programs():
+    assert len(BREAKS) >= 20
+    assert sorted(BREAKS) == sorted(
+        n
+        for n in dir(programs)
+        if not n.startswith("_") and callable(getattr(programs, n)) and n != "np"
+    )
+
+
+def _copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert type(got) is type(want), (type(got), type(want))
+    dt = np.asarray(want).dtype
+    tol = 2e-3 if dt in (np.float32, np.complex64) else 1e-9
+    assert_same(got, want, rtol=tol if dt.kind in "fc" else None, atol=tol)
