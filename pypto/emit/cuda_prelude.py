@@ -202,10 +202,18 @@ CTYPES = {
 
 
 def ctype(dtype) -> str:
-    """The C type an array of ``dtype`` holds (raises KeyError for complex and others)."""
+    """The C type an array of ``dtype`` holds (complex and others: UnsupportedError)."""
+    if dtype.name not in CTYPES:
+        from ..errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"the CUDA target has no kernels for {dtype.name} values yet",
+            hint="compute it on NumPy arrays (cp.asnumpy), or in a real dtype",
+            code="PPT101",
+        )
     return CTYPES[dtype.name]
 
 
 def compute_type(dtype) -> str:
     """The C type values of ``dtype`` are computed in (float16: float)."""
-    return "float" if dtype.name == "float16" else CTYPES[dtype.name]
+    return "float" if dtype.name == "float16" else ctype(dtype)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import assert_same, import_file
+from helpers import assert_same, cuda_emulator, import_file
 
 import pypto as ppto
 
@@ -149,3 +149,28 @@ def _same(got, want):
     dt = np.asarray(want).dtype
     tol = 2e-3 if dt in (np.float32, np.complex64) else 1e-9
     assert_same(got, want, rtol=tol if dt.kind in "fc" else None, atol=tol)
+
+
+_emu = cuda_emulator("real_code_cuda_emu")
+gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
+COMPLEX = {"dft", "mandelbrot", "spectrum_peak"}  # the CUDA target has no complex kernels
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_each_program_on_the_cuda_target(name):
+    from cupy_backend import make_cupy, to_host
+
+    fn = getattr(programs, name)
+    args = inputs(name, "float64", np.random.default_rng(1))
+    cp = make_cupy(order="random", seed=1)
+    dev = [cp.device(a) if isinstance(a, np.ndarray) else a for a in args]
+    if name in COMPLEX:
+        with pytest.raises(ppto.UnsupportedError, match="no kernels for complex128"):
+            ppto.compile(fn)(*dev)
+        return
+    with np.errstate(all="ignore"):
+        got, want = ppto.compile(fn)(*dev), fn(*_copies(args))
+    got = tuple(to_host(g) for g in got) if isinstance(want, tuple) else to_host(got)
+    for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+        assert_same(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-9)
