@@ -78,7 +78,8 @@ def test_explain_usage_errors_are_clear():
 def test_explain_reports_a_coded_error_for_unsupported_code(tmp_path):
     src = tmp_path / "bad.py"
     src.write_text(
-        "import numpy as np\n\ndef f(x):\n    while x.sum() > 0:\n        x = x - 1\n    return x\n"
+        "import numpy as np\n\ndef f(x):\n    while x.sum() > 0:\n        x = x - 1\n"
+        "    else:\n        x = x + 1\n    return x\n"
     )
     result = CliRunner().invoke(main, ["explain", f"{src}::f", "-a", "x=f64[3]"])
     assert result.exit_code == 1

@@ -21,6 +21,11 @@ import libcst as cst
 RET, BROKE = "<return>", "<break>"
 
 
+class Return(Exception):  # control flow, not an error
+    def __init__(self, value):
+        self.value = value
+
+
 class Break(Exception):  # control flow, not an error
     pass
 
@@ -135,8 +140,6 @@ class Returns:
         body: whether it broke in ``<break>``)."""
 
         def run():
-            from .statements import Return
-
             broke = False
             try:
                 body()
@@ -187,4 +190,4 @@ class Returns:
         return self.load_value(kind)
 
 
-__all__ = ["BROKE", "RET", "Break", "Continue", "Returns", "exits"]
+__all__ = ["BROKE", "RET", "Break", "Continue", "Return", "Returns", "exits"]

@@ -33,7 +33,7 @@ from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
 from ..types import TensorType
 from .expressions import BINARY, is_host, is_size, is_tensor
-from .returns import Returns, exits
+from .returns import Return, Returns, exits
 from .values import Ref, SymCond, Undefined, View, ViewRef
 
 AUGMENTED = {
@@ -67,11 +67,6 @@ REFUSED = {
     "ImportFrom": ("an import inside the function", "import at module level"),
 }
 DOCSTRING = m.Expr(value=m.SimpleString() | m.ConcatenatedString())
-
-
-class Return(Exception):  # control flow, not an error
-    def __init__(self, value):
-        self.value = value
 
 
 class Widen(Exception):
