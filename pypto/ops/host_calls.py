@@ -279,9 +279,19 @@ def _impl(*arrays, fn, name, template, kwargs, item, array, out_shape, out_dtype
     return _call(spec, *fill(template, arrays), **dict(kwargs))
 
 
+_ATTRS = ("fn", "name", "template", "kwargs", "item", "array", "out_shape", "out_dtype")
+
+
 def host_call(*operands, **attrs):
     """The graph-break op on ``operands`` (the front end builds it, ``break_call``; attributes:
     fn, name, template, kwargs, item, array, out_shape, out_dtype)."""
+    if sorted(attrs) != sorted(_ATTRS):
+        from ..errors import ArgumentError
+
+        raise ArgumentError(
+            "host_call is the node the compiler makes for a call it has no op for",
+            hint="call the function itself inside a @ppto.compile function",
+        )
     return apply("host_call", operands, attrs)
 
 

@@ -300,3 +300,8 @@ def test_a_call_returning_a_view_of_its_argument_is_refused():
 
     with pytest.raises(ppto.UnsupportedError, match="returns a view of its argument"):
         ppto.compile(f)(np.ones((2, 3)))
+
+
+def test_the_host_call_op_is_not_for_users():
+    with pytest.raises(ppto.ArgumentError, match="has no op for"):
+        ppto.host_call(ppto.tensor("x"))
