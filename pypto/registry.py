@@ -83,7 +83,10 @@ class OpDef:
                 raise RegistryError(f"`{self.name}`: weak=True is for scalar map ops only")
         if self.normalize is not None:
             attrs = self.normalize(ctx, *types, **attrs)
+        # (a weak astype converts to its dtype attribute: float(n) of an int is a float)
         py = python_dtype(self.name, [t.key for t in types]) if weak else None
+        if self.name == "astype":
+            py = None
         dtype = py if py is not None else self.dtype_rule(*(t.key for t in types), **attrs)
         shape = self.shape_rule(ctx, *(t.shape for t in types), **attrs)
         if weak:

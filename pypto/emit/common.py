@@ -74,6 +74,9 @@ def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
         symbols_in(v.type.shape, found)
     for e in plan.graph.eqns:
         found |= eqn_symbols(e)
+    for a in plan.graph.outputs:  # a size as an output (``s = n`` in a branch)
+        if isinstance(a, Literal):
+            symbols_in(a.value, found)
     if chunks:
         for k in plan.kernels:
             if k.chunking is not None:

@@ -124,7 +124,7 @@ def break_call(fn, name: str, args: list, kwargs: dict, ctx):
             f"`{name}`: its arguments other than arrays must be numbers, strings, tuples or None"
         ) from None
     types = [t._atom.type for t in operands]
-    sample, arrays = _run_sample(fn, name, template, kw, types, ctx)
+    sample, arrays, zeros = _run_sample(fn, name, template, kw, types, ctx)
     items = sample if isinstance(sample, tuple) else (sample,)
     if any(np.may_share_memory(v, a) for v in items for a in arrays):
         raise Refused(
@@ -149,7 +149,7 @@ def break_call(fn, name: str, args: list, kwargs: dict, ctx):
             "item": item,
             "array": isinstance(value, np.ndarray),
             "out_dtype": to_dtype(np.asarray(value).dtype, "result"),
-            "out_shape": _shape(ctx, fn, name, template, kw, types, item),
+            "out_shape": _shape(ctx, fn, name, template, kw, types, item, zeros),
         }
         out = apply("host_call", tuple(operands), attrs)
         if py:  # a Python number: weak, as Python's own arithmetic on it
@@ -209,20 +209,25 @@ def fill(template, arrays):
 
 def _run_sample(fn, name, template, kw, types, ctx):
     """``fn`` on read-only sample arrays of the operands' ranks and dtypes (sizes as the
-    shape probes' base; where those are unknown and the call rejects them, one size): its
-    result, and the arrays."""
+    shape probes' base; where those are unknown and the call rejects them, one size; where
+    the call rejects sample integers as indices, zeros): its result, the arrays, and whether
+    integers are zeros."""
     dims, values, base = probe_sizes(ctx, types)
-    tries = [base] if all(v is not None for v in values) else [base, [8] * len(base)]
-    for k, sizes in enumerate(tries):
-        arrays = [
-            _probe_array(
-                tuple(sizes[dims.index(d)] if isinstance(d, Expr) else d for d in t.shape),
-                t.dtype,
-            )
-            for t in types
-        ]
+    sizes = [base] if all(v is not None for v in values) else [base, [8] * len(base)]
+    tries = [(s, False) for s in sizes] + [(s, True) for s in sizes]
+    for k, (sizes, zeros) in enumerate(tries):
+        arrays = _zeroed(
+            [
+                _probe_array(
+                    tuple(sizes[dims.index(d)] if isinstance(d, Expr) else d for d in t.shape),
+                    t.dtype,
+                )
+                for t in types
+            ],
+            zeros,
+        )
         try:
-            return _call_readonly(fn, template, kw, arrays), arrays
+            return _call_readonly(fn, template, kw, arrays), arrays, zeros
         except _Wrote:
             raise Refused(f"`{name}` writes into an argument, which PyPTO would not see") from None
         except TypeError as e:  # of the dtypes (the samples have the real ones): NumPy's
@@ -256,14 +261,24 @@ def _call_readonly(fn, template, kw, arrays):
             raise
 
 
-def _shape(ctx, fn, name, template, kw, types, item):
+def _zeroed(arrays, zeros: bool) -> list:
+    """Integer sample arrays as zeros (valid indices of any axis) where ``zeros``."""
+    if not zeros:
+        return arrays
+    out = [np.zeros_like(a) if a.dtype.kind in "iu" else a for a in arrays]
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def _shape(ctx, fn, name, template, kw, types, item, zeros=False):
     rule = SHAPES.get((getattr(fn, "__module__", None), getattr(fn, "__name__", None)))
     shape = None if rule is None else rule([t.shape for t in types], template, dict(kw))
     if shape is not None:
         return tuple(shape)
 
     def one(*arrays):
-        out = _call_readonly(fn, template, kw, list(arrays))
+        out = _call_readonly(fn, template, kw, _zeroed(list(arrays), zeros))
         return np.asarray(out if item is None else out[item])
 
     try:

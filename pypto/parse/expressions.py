@@ -532,7 +532,16 @@ class Expressions:
         return self.binop(COMPARE[kind], a, b, node)
 
     def eval_BooleanOperation(self, node):
+        if id(node) in self.tested:  # (an operand's truth is all that counts too)
+            self.tested |= {id(node.left), id(node.right)}
+        whole = id(node) in self.tested or id(node) in self.whole
+        if whole:  # both operands stand where nothing else of the statement is computed yet
+            self.whole |= {id(node.left), id(node.right)}
         left = self.eval(node.left)
+        if whole and (
+            isinstance(left, SymCond) or (is_tensor(left) and self.as_tensor(left).ndim == 0)
+        ):
+            return self.short_circuit(node, left)  # parse/statements.py: a run-time branch
         if is_tensor(left) and self.as_tensor(left).ndim == 0:
             return self.run_time_bool_op(node, left)
         if is_tensor(left):
@@ -551,10 +560,9 @@ class Expressions:
         first false (and) / true (or) operand, both of one type; where only the truth counts
         (an ``if`` test, ``not``: ``tested``), the truth of each, whatever their types. The
         right operand is computed in either case (its value is discarded when Python would
-        not have computed it; PyPTO's expressions have no effects)."""
+        not have computed it): inside a larger expression only; a whole test or value (``if a
+        and b:``, ``z = a or b``) computes it only where Python does (``short_circuit``)."""
         tested = id(node) in self.tested
-        if tested:
-            self.tested |= {id(node.left), id(node.right)}
         right = self.eval(node.right)
         if is_tensor(right) and self.as_tensor(right).ndim:
             raise self.unsupported(

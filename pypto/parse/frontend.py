@@ -52,6 +52,7 @@ class Tracer(Expressions, Calls, Masks, Statements):
         self.return_depths: set[int] = set()  # control depths a `return` may end the function at
         self.loop_depths: list[int] = []  # the control depths of the loop bodies being traced
         self.unmasked: set[int] = set()  # ids of `X[mask]` reads evaluated as X (masks.py)
+        self.whole: set[int] = set()  # ids of expressions that are a statement's whole value
         self.reads = None  # told the names looked up in the functions' scopes
         self.assigned_at: dict = {}  # name -> site of its latest assignment (for errors)
         self.site = None

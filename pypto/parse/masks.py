@@ -16,12 +16,14 @@ the mask holds.
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as matchers
 import numpy as np
 
 from .. import api
 from ..errors import execution_error
 from ..registry import REGISTRY
 from ..shapes import Breach
+from ..symbolic import Expr, SymFloat
 from .expressions import is_tensor
 from .values import View
 
@@ -52,6 +54,8 @@ class Masks:
         mask = self.mask_of(self.index_of(t)) if isinstance(base, View) else None
         if mask is None:
             return False
+        if base.tensor.dtype.kind in "iub" and matchers.findall(v, matchers.Power()):
+            return False  # (an integer to a negative power raises: NumPy's raises only if selected)
         for r in reads:  # each X[mask]: X of the target's rank, the mask X's leading shape
             x = self.eval(r.value)
             if not is_tensor(x) or self.as_tensor(x).ndim != base.tensor.ndim:
@@ -118,8 +122,14 @@ class Masks:
             if isinstance(value, View):
                 value = self.current(value)
             value = self.operand(value)
-            REGISTRY["store"].api(a, value, (Ellipsis,))  # a store's checks (then dead code)
-            new = api.apply("astype", (value,), {"dtype": a.dtype})  # cast as a store casts
+            stored = REGISTRY["store"].api(a, value, (Ellipsis,))  # a store's checks
+            run_time = isinstance(value, (Expr, SymFloat)) or (
+                is_tensor(value) and self.as_tensor(value).ndim == 0
+            )
+            if run_time:  # a number known at run
+                new = stored  # time: NumPy converts it as it stores it (OverflowError, NaN)
+            else:  # (else the store is dead code, its checks made when traced)
+                new = api.apply("astype", (value,), {"dtype": a.dtype})  # cast as stored
         m = REGISTRY["reshape"].api(mask, tuple(mask.shape) + (1,) * rest)
         picked = api.apply("where", (m, new, a))
         if picked.dtype != a.dtype:

@@ -122,12 +122,15 @@ class Statements(Returns):
                 hint="assign the result and return it at the end",
                 code="PPT106",
             )
+        if node.value is not None:
+            self.whole.add(id(node.value))
         raise Return(None if node.value is None else self.eval(node.value))
 
     # -- assignment -------------------------------------------------------------------------------
     def exec_Assign(self, node) -> None:
         if self.masked_copy(node):  # a[m] = b[m] (parse/masks.py)
             return
+        self.whole.add(id(node.value))
         value = self.eval(node.value)
         if len(node.targets) > 1 and isinstance(value, api.Tensor):
             value = View(value, self.new_ref(value))  # a = b = expr: one array, two names
@@ -375,6 +378,67 @@ class Statements(Returns):
             return True
         raise Return(self.returned())
 
+    def short_circuit(self, node, left):
+        """``left and right`` / ``left or right``, ``left`` known only at run time, as Python
+        runs it: ``right`` is computed only where ``left`` lets it (a run-time ``Branch``;
+        guards ``right`` needs are checked only there: ``i < n and x[i] > 0``). Where only the
+        truth counts (``tested``), the result is a bool; else ``left`` or ``right`` itself,
+        which must be of one type."""
+        is_and = isinstance(node.operator, cst.And)
+        tested = id(node) in self.tested
+        fact = left.guard if isinstance(left, SymCond) else None
+        if fact is not None and not is_and:
+            fact = fact.negated()  # (right runs where left is false)
+        a = self.as_tensor(left)
+        go = self.truth_of(a)
+        if not is_and:
+            go = api.apply("logical_not", (go,), {"weak": True} if go._atom.type.weak else {})
+        cond_ref = self.new_ref(go, "cond")
+        keep = self.new_ref(a, "left")
+        name = f"<{'and' if is_and else 'or'}{id(node)}>"
+
+        def right():
+            b = self.eval(node.right)
+            if is_tensor(b) and self.as_tensor(b).ndim:
+                raise self.unsupported(
+                    node,
+                    "`and`/`or` on array values",
+                    hint="use & and | (or np.logical_and / np.logical_or)",
+                )
+            if tested:
+                b = self.truth_of(self.as_tensor(b)) if is_tensor(b) else bool(self.truth(b, node))
+            elif not is_tensor(b) or self.as_tensor(b)._atom.type != a._atom.type:
+                raise self.unsupported(
+                    node,
+                    f"`{'and' if is_and else 'or'}` of a value known only at run time and a "
+                    "value of another type (Python's result is one of them: its type would "
+                    "depend on the values)",
+                    hint="compare them: (a > 0) and (b > 0)",
+                )
+            self.env[name] = self.store_value(b, name)
+
+        def other():
+            self.env[name] = (
+                (not is_and) if tested else self.store_value(self.load_value(keep), name)
+            )
+
+        def run(hosts):
+            before = self.env_state()
+            then, then_guards = self.side(right, hosts, fact)
+            after_then = self.env_state()
+            self.set_env_state(before)
+            orelse, else_guards = self.side(other, hosts, None if fact is None else fact.negated())
+            if _fails(then):
+                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
+            if _fails(orelse):
+                self.set_env_state(after_then)
+                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
+            then, orelse = self.merge_branches(before, after_then, then, orelse)
+            return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
+
+        self.carried_region(node, [], run)
+        return self.load_value(self.env.pop(name))
+
     def side(self, execute, hosts, fact):
         """One branch, traced knowing its condition when it is a size comparison; guards on
         loop symbols that only this side needs are checked when it runs."""
@@ -460,6 +524,8 @@ class Statements(Returns):
         outer, self.steps = self.steps, list(steps)
         try:
             t = self.as_tensor(self.load_value(held))
+            if type(held) is bool:  # a Python bool stays one (NumPy would give np.bool_)
+                t = api.apply("astype", (t,), {"dtype": np.dtype(bool), "weak": True})
             host = self.new_host("value", t._atom.type)
             self._pending.append((t._atom, host))
             self.flush()

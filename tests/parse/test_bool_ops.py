@@ -82,3 +82,52 @@ def _same(got, want):
     assert type(got) is type(want), (type(got), type(want))
     np.testing.assert_array_equal(got, want)
     assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def count_positive_prefix(x, n):
+    s = 0
+    i = 0
+    while i < n and x[i] > 0:  # x[i] only where i < n: Python's short circuit
+        s += 1
+        i += 1
+    return s
+
+
+def guarded_division(c):
+    if c == 0 or 10 // c > 1:
+        return 1.0
+    return 2.0
+
+
+def guarded_neighbour(x):
+    t = 0.0
+    for i in range(x.shape[0]):
+        if i >= 1 and x[i - 1] < 0:
+            break
+        t = t + x[i]
+    return t
+
+
+def three_terms(x, k):
+    while x.sum() > 0 and k < 10 and x.max() < 100:
+        x = x - 0.5
+        k += 1
+    return x, k
+
+
+def values(a, b):
+    return a and b, a or b
+
+
+def test_and_or_short_circuit_as_python():
+    """The right operand is computed only where Python computes it (fixes by review: an
+    IndexError, a ZeroDivisionError and a loop guard breach where NumPy runs fine)."""
+    for x in (np.array([1.0, 2.0, 3.0]), np.array([1.0, -2.0, 3.0])):
+        _same(ppto.compile(count_positive_prefix)(x, 3), count_positive_prefix(x, 3))
+    for c in (0, 3, 20):
+        _same(ppto.compile(guarded_division)(np.int64(c)), guarded_division(np.int64(c)))
+    x = np.array([0.5, 0.2, -0.3, 4.0])
+    _same(ppto.compile(guarded_neighbour)(x), guarded_neighbour(x))
+    _same(ppto.compile(three_terms)(np.ones(3) * 3, 0), three_terms(np.ones(3) * 3, 0))
+    for a, b in ((0.0, 2.0), (1.5, 3.0)):
+        _same(ppto.compile(values)(a, b), values(a, b))

@@ -305,3 +305,19 @@ def test_a_call_returning_a_view_of_its_argument_is_refused():
 def test_the_host_call_op_is_not_for_users():
     with pytest.raises(ppto.ArgumentError, match="has no op for"):
         ppto.host_call(ppto.tensor("x"))
+
+
+def sorted_by_argsort(A):
+    return np.take_along_axis(A, np.argsort(A, axis=1), axis=1) * 2
+
+
+@pytest.mark.usefixtures("tools")
+def test_index_taking_calls_get_valid_sample_indices():
+    """(review: np.take_along_axis was refused on the CUDA target, its sample indices out of
+    bounds; integer samples are zeros where the call rejects them)"""
+    from cupy_backend import make_cupy, to_host
+
+    A = np.random.default_rng(10).standard_normal((3, 4))
+    assert_same(ppto.compile(sorted_by_argsort)(A), sorted_by_argsort(A))
+    cp = make_cupy()
+    assert_same(to_host(ppto.compile(sorted_by_argsort)(cp.device(A))), sorted_by_argsort(A))

@@ -198,3 +198,32 @@ def test_a_masked_expression_with_an_array_operand_is_refused():
 
     with pytest.raises(ppto.UnsupportedError):
         ppto.compile(f)(np.ones(4), np.ones(4))
+
+
+def assign_value(a, v):
+    a[a > 0] = v
+    return a
+
+
+def test_a_value_known_at_run_time_is_converted_as_numpy_stores_it():
+    """(review: 300 into int8 wrapped; NaN into ints did not raise)"""
+    for a, v in (
+        (np.array([1, -1], np.int8), 300),
+        (np.array([1, 0], np.uint8), -1),
+        (np.array([1, -1], np.int8), float("nan")),
+        (np.array([1, -1], np.int8), float("inf")),
+        (np.array([1.0, -1.0]), 1j),
+        (np.array([1, -1], np.int8), 7.9),
+        (np.array([1, -1], np.int8), 5),
+    ):
+        _both(assign_value, (a, v))
+
+
+def test_a_masked_integer_power_is_refused():
+    def f(a, e):  # NumPy computes the power on the selected elements only
+        m = e >= 0
+        a[m] = a[m] ** e[m]
+        return a
+
+    with pytest.raises(ppto.UnsupportedError):
+        ppto.compile(f)(np.array([2, 3, 4]), np.array([2, -1, 1]))

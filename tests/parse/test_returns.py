@@ -116,3 +116,25 @@ def test_a_return_in_a_run_time_if_inside_a_loop_is_refused():
     with pytest.raises(ppto.UnsupportedError) as info:
         ppto.compile(f)(np.ones(3), 0.5)
     assert info.value.code == "PPT106"
+
+
+def int_parameter_on_one_path(x, k):
+    if x[0] > 0:
+        return 0
+    return k
+
+
+def python_bools(a):
+    if a.sum() == 0:  # noqa: SIM103 (NumPy returns a Python bool, not np.bool_)
+        return True
+    return False
+
+
+def test_python_numbers_through_run_time_branches():
+    """(review: an int parameter returned from a branch was a NameError in generated code;
+    Python bools came back as np.bool_)"""
+    x = np.array([0.3, -0.1, 0.2])
+    for v in (x, -x):
+        _same(ppto.compile(int_parameter_on_one_path)(v, 4), int_parameter_on_one_path(v, 4))
+    for v in (x, x * 0):
+        _same(ppto.compile(python_bools)(v), python_bools(v))
