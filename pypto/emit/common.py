@@ -39,28 +39,36 @@ def read_bindings(bindings: list[str], code: str) -> list[str]:
     return [b for b in bindings if re.search(rf"\b{b.split('=')[0].strip()}\b", code)]
 
 
+def _floats(value, found: set) -> None:
+    """The size symbols of floats that depend on sizes (``n + 1.0``) in ``value``."""
+    if isinstance(value, SymFloat):
+        for term, _ in value.terms:
+            found.update(free_symbols(term))
+    elif isinstance(value, tuple):
+        for v in value:
+            _floats(v, found)
+
+
+def literal_symbols(value, found: set) -> None:
+    """The size symbols a literal's code names (sizes, floats that depend on sizes)."""
+    from ..printer import symbols_in
+
+    symbols_in(value, found)
+    _floats(value, found)
+
+
 def eqn_symbols(e) -> set[str]:
     """The size symbols an equation's code names: its result's shape, its attributes, its
     literals, floats that depend on sizes."""
     from ..printer import symbols_in
 
     found: set[str] = set()
-
-    def floats(value):
-        if isinstance(value, SymFloat):
-            for term, _ in value.terms:
-                found.update(free_symbols(term))
-        elif isinstance(value, tuple):
-            for v in value:
-                floats(v)
-
     symbols_in(e.out.type.shape, found)
     symbols_in(e.attrs, found)
-    floats(e.attrs)
+    _floats(e.attrs, found)
     for a in e.inputs:
         if isinstance(a, Literal):
-            symbols_in(a.value, found)
-            floats(a.value)
+            literal_symbols(a.value, found)
     return found
 
 
@@ -76,7 +84,7 @@ def graph_symbols(plan: GraphPlan, chunks: bool = True) -> set[str]:
         found |= eqn_symbols(e)
     for a in plan.graph.outputs:  # a size as an output (``s = n`` in a branch)
         if isinstance(a, Literal):
-            symbols_in(a.value, found)
+            literal_symbols(a.value, found)
     if chunks:
         for k in plan.kernels:
             if k.chunking is not None:

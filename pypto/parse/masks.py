@@ -123,8 +123,8 @@ class Masks:
                 value = self.current(value)
             value = self.operand(value)
             stored = REGISTRY["store"].api(a, value, (Ellipsis,))  # a store's checks
-            run_time = isinstance(value, (Expr, SymFloat)) or (
-                is_tensor(value) and self.as_tensor(value).ndim == 0
+            run_time = isinstance(value, (Expr, SymFloat)) or (  # (a Python number: a NumPy
+                is_tensor(value) and self.as_tensor(value)._atom.type.weak  # scalar casts)
             )
             if run_time:  # a number known at run
                 new = stored  # time: NumPy converts it as it stores it (OverflowError, NaN)

@@ -227,3 +227,7 @@ def test_a_masked_integer_power_is_refused():
 
     with pytest.raises(ppto.UnsupportedError):
         ppto.compile(f)(np.array([2, 3, 4]), np.array([2, -1, 1]))
+
+
+def test_a_numpy_scalar_value_casts_as_numpy_stores_it():
+    _both(assign_value, (np.array([1, -1], np.int8), np.int64(300)))  # wraps, as NumPy does

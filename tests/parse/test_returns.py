@@ -138,3 +138,15 @@ def test_python_numbers_through_run_time_branches():
         _same(ppto.compile(int_parameter_on_one_path)(v, 4), int_parameter_on_one_path(v, 4))
     for v in (x, x * 0):
         _same(ppto.compile(python_bools)(v), python_bools(v))
+
+
+def float_of_int_parameter(x, k):
+    if x[0] > 0:
+        return 0.0
+    return float(k)
+
+
+def test_a_float_of_a_size_returned_from_a_branch():
+    x = np.array([0.3, -0.1, 0.2])
+    for v in (x, -x):
+        _same(ppto.compile(float_of_int_parameter)(v, 4), float_of_int_parameter(v, 4))
