@@ -88,6 +88,26 @@ def assert_same(got, want, rtol=None, atol=0.0):
         np.testing.assert_allclose(got_a, want_a, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def assert_same_result(got, want, tol=None, exact_types=True):
+    """A compiled function's result against the original's: a tuple item by item, each of the
+    exact Python / NumPy type (``exact_types``), then ``assert_same`` with ``tol(dtype)`` as
+    its rtol and atol (``tol`` None: the same values exactly)."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_result(g, w, tol, exact_types)
+        return
+    if exact_types:
+        assert type(got) is type(want), (type(got), type(want))
+    t = None if tol is None else tol(np.asarray(want).dtype)
+    assert_same(got, want, rtol=t, atol=t or 0.0)
+
+
+def float_tol(f32: float, f64: float):
+    """``tol`` for assert_same_result: ``f32`` for single precision, ``f64`` otherwise."""
+    return lambda dt: f32 if dt in (np.float32, np.complex64) else f64
+
+
 def check(build, oracle, rtol=None, atol=0.0, **inputs):
     """Run ``build(**placeholders).run(**inputs)`` and ``oracle(**inputs)``; compare.
 
@@ -194,3 +214,24 @@ def cuda_emulator(name: str):
     if str(CUDA_EMU_TESTS) not in sys.path:
         sys.path.insert(0, str(CUDA_EMU_TESTS))
     return import_file(name, CUDA_EMU_TESTS / "conftest.py")
+
+
+REAL_CODE = Path(__file__).resolve().parent.parent / "examples" / "real_code" / "programs.py"
+
+
+def real_code():
+    """examples/real_code/programs.py (programs in the style of real NumPy code)."""
+    return import_file("real_code_programs", REAL_CODE)
+
+
+def spd(n: int, dtype, rng):
+    """A symmetric, diagonally dominant (positive definite) ``n`` x ``n`` matrix."""
+    a = rng.uniform(size=(n, n))
+    return (a + a.T + 2 * n * np.eye(n)).astype(dtype)
+
+
+def csr_of(dense):
+    """``dense`` in CSR form: (data, indices, indptr)."""
+    nz = dense != 0
+    indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
+    return dense[nz], np.nonzero(dense)[1].astype(np.int64), indptr

@@ -545,11 +545,7 @@ class Expressions:
         if is_tensor(left) and self.as_tensor(left).ndim == 0:
             return self.run_time_bool_op(node, left)
         if is_tensor(left):
-            raise self.unsupported(
-                node,
-                "`and`/`or` on array values",
-                hint="use & and | (or np.logical_and / np.logical_or)",
-            )
+            raise self.bool_op_refused(node, "arrays")
         truth = self.truth(left, node.left)
         if isinstance(node.operator, cst.And):
             return self.eval(node.right) if truth else left
@@ -565,11 +561,7 @@ class Expressions:
         tested = id(node) in self.tested
         right = self.eval(node.right)
         if is_tensor(right) and self.as_tensor(right).ndim:
-            raise self.unsupported(
-                node,
-                "`and`/`or` on array values",
-                hint="use & and | (or np.logical_and / np.logical_or)",
-            )
+            raise self.bool_op_refused(node, "arrays")
         is_and = isinstance(node.operator, cst.And)
         a, b = self.as_tensor(left), self.tensor(right)
         if tested:
@@ -579,17 +571,28 @@ class Expressions:
             return api.apply(name, (ta, tb), weak)
         ta, tb = a._atom.type, b._atom.type
         if (ta.dtype, ta.weak) != (tb.dtype, tb.weak):
-            raise self.unsupported(
-                node,
-                f"`{'and' if is_and else 'or'}` of a value known only at run time and a value "
-                "of another type (Python's result is one of them: its type would depend on "
-                "the values)",
-                hint="compare them: (a > 0) and (b > 0)",
-            )
+            raise self.bool_op_refused(node, "types")
         take, other = (b, a) if is_and else (a, b)
         weak = {"weak": True} if ta.weak else {}
         out = api.apply("where", (self.truth_of(a), take, other), weak)
         return out if ta.weak else REGISTRY["getitem"].api(out, ())  # a NumPy scalar
+
+    def bool_op_refused(self, node, why: str):
+        """The error for ``and``/``or`` PyPTO cannot compile: on ``"arrays"``, or on a run-time
+        scalar and a value of another type (``"types"``)."""
+        if why == "arrays":
+            return self.unsupported(
+                node,
+                "`and`/`or` on array values",
+                hint="use & and | (or np.logical_and / np.logical_or)",
+            )
+        word = "and" if isinstance(node.operator, cst.And) else "or"
+        return self.unsupported(
+            node,
+            f"`{word}` of a value known only at run time and a value of another type "
+            "(Python's result is one of them: its type would depend on the values)",
+            hint="compare them: (a > 0) and (b > 0)",
+        )
 
     def truth_of(self, t):
         """``bool(t)`` of a scalar known at run time: a bool itself (NumPy's or Python's),

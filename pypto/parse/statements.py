@@ -320,14 +320,7 @@ class Statements(Returns):
                 body = node.orelse.body.body if node.orelse is not None else ()
                 self.exec_body([*body, *(rest or ())])
             return True
-        t = self.as_tensor(cond)
-        if t.ndim:
-            raise self.unsupported(
-                node.test,
-                "the truth value of an array",
-                hint="use np.any(...) or np.all(...)",
-                code="PPT106",
-            )
+        t = self.run_time_test(node, cond)
         returning = rest is not None and self.exits_here(node)  # (parse/returns.py)
         cond_ref = self.new_ref(t, "cond")
         statements = [*node.body.body, *([node.orelse] if node.orelse is not None else [])]
@@ -348,24 +341,8 @@ class Statements(Returns):
             statements += rest
             then_body, else_body = self.returning(then_body), self.returning(else_body)
 
-        def run(hosts):
-            before = self.env_state()
-            then, then_guards = self.side(then_body, hosts, fact)
-            after_then = self.env_state()
-            self.set_env_state(before)
-            orelse, else_guards = self.side(
-                else_body, hosts, None if fact is None else fact.negated()
-            )
-            if returning and not (_fails(then) or _fails(orelse)):
-                self.check_returns(node, after_then)
-            if _fails(then):  # only the other side can continue: its names stand
-                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
-            if _fails(orelse):
-                self.set_env_state(after_then)
-                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
-            then, orelse = self.merge_branches(before, after_then, then, orelse)
-            return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
-
+        check = (lambda after_then: self.check_returns(node, after_then)) if returning else None
+        run = self.branch(cond_ref, then_body, else_body, fact, check)
         if not returning:
             self.carried_region(node, statements, run)
             return False
@@ -377,6 +354,19 @@ class Statements(Returns):
         if self.in_loop():  # a break or continue: the rest of the body ran in the branches
             return True
         raise Return(self.returned())
+
+    def run_time_test(self, node, cond):
+        """The tensor an ``if`` / ``while`` test decided at run time is (a scalar: NumPy has
+        no truth value for an array of more than one element)."""
+        t = self.as_tensor(cond)
+        if t.ndim:
+            raise self.unsupported(
+                node.test,
+                "the truth value of an array",
+                hint="use np.any(...) or np.all(...)",
+                code="PPT106",
+            )
+        return t
 
     def short_circuit(self, node, left):
         """``left and right`` / ``left or right``, ``left`` known only at run time, as Python
@@ -400,21 +390,11 @@ class Statements(Returns):
         def right():
             b = self.eval(node.right)
             if is_tensor(b) and self.as_tensor(b).ndim:
-                raise self.unsupported(
-                    node,
-                    "`and`/`or` on array values",
-                    hint="use & and | (or np.logical_and / np.logical_or)",
-                )
+                raise self.bool_op_refused(node, "arrays")
             if tested:
                 b = self.truth_of(self.as_tensor(b)) if is_tensor(b) else bool(self.truth(b, node))
             elif not is_tensor(b) or self.as_tensor(b)._atom.type != a._atom.type:
-                raise self.unsupported(
-                    node,
-                    f"`{'and' if is_and else 'or'}` of a value known only at run time and a "
-                    "value of another type (Python's result is one of them: its type would "
-                    "depend on the values)",
-                    hint="compare them: (a > 0) and (b > 0)",
-                )
+                raise self.bool_op_refused(node, "types")
             self.env[name] = self.store_value(b, name)
 
         def other():
@@ -422,22 +402,31 @@ class Statements(Returns):
                 (not is_and) if tested else self.store_value(self.load_value(keep), name)
             )
 
+        self.carried_region(node, [], self.branch(cond_ref, right, other, fact))
+        return self.load_value(self.env.pop(name))
+
+    def branch(self, cond_ref, then_body, else_body, fact, check=None):
+        """``run(hosts)`` for ``carried_region``: a run-time ``Branch`` on ``cond_ref``, each
+        side traced (knowing ``fact`` or its negation), the names both bind merged;
+        ``check(after_then)`` where both sides can continue."""
+
         def run(hosts):
             before = self.env_state()
-            then, then_guards = self.side(right, hosts, fact)
+            then, then_guards = self.side(then_body, hosts, fact)
             after_then = self.env_state()
             self.set_env_state(before)
-            orelse, else_guards = self.side(other, hosts, None if fact is None else fact.negated())
-            if _fails(then):
-                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
-            if _fails(orelse):
+            orelse, else_guards = self.side(
+                else_body, hosts, None if fact is None else fact.negated()
+            )
+            if not (_fails(then) or _fails(orelse)):
+                if check is not None:
+                    check(after_then)
+                then, orelse = self.merge_branches(before, after_then, then, orelse)
+            elif _fails(orelse):  # only the then side continues: its names stand
                 self.set_env_state(after_then)
-                return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
-            then, orelse = self.merge_branches(before, after_then, then, orelse)
             return Branch(cond_ref.host, then, orelse, fact, then_guards, else_guards)
 
-        self.carried_region(node, [], run)
-        return self.load_value(self.env.pop(name))
+        return run
 
     def side(self, execute, hosts, fact):
         """One branch, traced knowing its condition when it is a size comparison; guards on
@@ -663,14 +652,7 @@ class Statements(Returns):
                         code="PPT106",
                     )
                 v = True  # `while True:` that a `break` ends
-            t = self.as_tensor(v)
-            if t.ndim:
-                raise self.unsupported(
-                    node.test,
-                    "the truth value of an array",
-                    hint="use np.any(...) or np.all(...)",
-                    code="PPT106",
-                )
+            t = self.run_time_test(node, v)
             truth = self.truth_of(t)
             cond = self.new_host("cond", truth._atom.type)
             self._pending.append((truth._atom, cond))

@@ -220,7 +220,7 @@ class Fuser:
         outside = [u for u in self.users[id(p)] if self.group_of.get(id(u[0])) is not g]
         if g.kind == "custom" or fam == "custom":
             alone = g.root if g.kind == "custom" else p
-            if alone.op == "host_call":
+            if REGISTRY[alone.op].builtin:  # the built-in custom op: a graph break
                 return False, "break", "a graph break (a call PyPTO has no op for) runs alone"
             return False, "custom", "a user operator that is not elementwise runs alone"
         if fam == "store":
@@ -236,7 +236,7 @@ class Fuser:
                     ("operands of a matrix product are read from memory (BLAS / tiled loads)"),
                 )
             if cf == "custom":
-                if c.op == "host_call":
+                if REGISTRY[c.op].builtin:
                     return False, "break", "a graph break reads its operands from memory"
                 return False, "custom", "a user operator reads its operands from memory"
         mask = g.mask | self.bit[id(p)]

@@ -4,6 +4,7 @@ Python + NumPy: values and exact result types."""
 
 import numpy as np
 import pytest
+from helpers import assert_same_result
 
 import pypto as ppto
 
@@ -74,14 +75,7 @@ def test_and_of_run_time_values_of_two_types_outside_a_test_is_refused():
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    np.testing.assert_array_equal(got, want)
-    assert np.asarray(got).dtype == np.asarray(want).dtype
+    assert_same_result(got, want)
 
 
 def count_positive_prefix(x, n):

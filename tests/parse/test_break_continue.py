@@ -4,7 +4,7 @@ the loop's ``until`` flag, checked after each iteration), against Python + NumPy
 
 import numpy as np
 import pytest
-from helpers import assert_same, cuda_emulator
+from helpers import assert_same_result, cuda_emulator, float_tol
 
 import pypto as ppto
 
@@ -146,12 +146,4 @@ def test_break_and_continue_on_the_cuda_target():
 
 
 def _same(got, want, exact_types=True):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w, exact_types)
-        return
-    if exact_types:
-        assert type(got) is type(want), (type(got), type(want))
-    tol = 1e-5 if np.asarray(want).dtype == np.float32 else 1e-12
-    assert_same(np.asarray(got), np.asarray(want), rtol=tol, atol=tol)
+    assert_same_result(got, want, float_tol(1e-5, 1e-12), exact_types)

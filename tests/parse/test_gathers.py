@@ -4,7 +4,7 @@ values, dtypes, NumPy's IndexError; a CSR matrix-vector product with index point
 
 import numpy as np
 import pytest
-from helpers import assert_same, cuda_emulator
+from helpers import assert_same, csr_of, cuda_emulator, real_code
 
 import pypto as ppto
 
@@ -21,24 +21,7 @@ def rows_of(A, idx):
     return A[idx] - A.mean(axis=0)
 
 
-def csr_matvec(data, indices, indptr, x):
-    """y = A x for A in CSR form: a while loop over each row's index range."""
-    n = indptr.shape[0] - 1
-    y = np.zeros(n, dtype=data.dtype)
-    for i in range(n):
-        k = indptr[i]
-        s = data[0] * 0
-        while k < indptr[i + 1]:
-            s = s + data[k] * x[indices[k]]
-            k += 1
-        y[i] = s
-    return y
-
-
-def _csr(dense):
-    nz = dense != 0
-    indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
-    return dense[nz], np.nonzero(dense)[1].astype(np.int64), indptr
+csr_matvec = real_code().csr_matvec  # y = A x, A in CSR form (examples/real_code)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "complex128"])
@@ -68,7 +51,7 @@ def test_csr_matvec_matches_the_dense_product(dtype):
     rng = np.random.default_rng(8)
     dense = (rng.standard_normal((7, 6)) * (rng.uniform(size=(7, 6)) > 0.5)).astype(dtype)
     dense[3] = 0  # an empty row
-    data, indices, indptr = _csr(dense)
+    data, indices, indptr = csr_of(dense)
     v = rng.standard_normal(6).astype(dtype)
     got = ppto.compile(csr_matvec)(data, indices, indptr, v)
     want = csr_matvec(data, indices, indptr, v)

@@ -4,7 +4,7 @@ target and the CUDA target (emulator)."""
 
 import numpy as np
 import pytest
-from helpers import assert_same, cuda_emulator
+from helpers import assert_same, cuda_emulator, real_code
 
 import pypto as ppto
 
@@ -164,15 +164,7 @@ def test_mask_assignments_on_the_cuda_target(dtype):
     assert_same(to_host(da), want_a)
 
 
-def mandelbrot_complex(c, maxiter):
-    """The classic NumPy form: z[mask] = z[mask] ** 2 + c[mask] on complex arrays."""
-    z = np.zeros_like(c)
-    n = np.zeros(c.shape, dtype=np.int64)
-    for _ in range(maxiter):
-        mask = np.abs(z) <= 2.0
-        z[mask] = z[mask] ** 2 + c[mask]
-        n[mask] += 1
-    return n
+mandelbrot_complex = real_code().mandelbrot  # z[mask] = z[mask] ** 2 + c[mask]
 
 
 def soft_clip(x, t):

@@ -2,16 +2,23 @@
 unchanged, against NumPy (float32 and float64 where the program takes floats): values,
 dtypes, result types; ``explain`` names each graph break with its line."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from helpers import assert_same, cuda_emulator, import_file
+from helpers import (
+    REAL_CODE,
+    assert_same,
+    assert_same_result,
+    csr_of,
+    cuda_emulator,
+    float_tol,
+    real_code,
+    spd,
+)
 
 import pypto as ppto
 
-PATH = Path(__file__).resolve().parents[2] / "examples" / "real_code" / "programs.py"
-programs = import_file("real_code_programs", PATH)
+PATH = REAL_CODE
+programs = real_code()
 
 # the calls each program runs as graph breaks (ops/host_calls.py), as its source writes them
 BREAKS = {
@@ -40,17 +47,10 @@ BREAKS = {
 }
 
 
-def _spd(n, dtype, rng):
-    a = rng.uniform(size=(n, n))
-    return (a + a.T + 2 * n * np.eye(n)).astype(dtype)
-
-
 def _csr(rng, dtype):
     dense = (rng.standard_normal((7, 6)) * (rng.uniform(size=(7, 6)) > 0.5)).astype(dtype)
     dense[3] = 0
-    nz = dense != 0
-    indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
-    return dense[nz], np.nonzero(dense)[1].astype(np.int64), indptr, rng.standard_normal(6)
+    return (*csr_of(dense), rng.standard_normal(6))
 
 
 def inputs(name, dtype, rng):
@@ -62,8 +62,8 @@ def inputs(name, dtype, rng):
     re, im = np.meshgrid(np.linspace(-2, 1, 11), np.linspace(-1.2, 1.2, 9))
     X = a(20, 3)
     return {
-        "jacobi": lambda: (_spd(n, dtype, rng), a(n), 1e-5),
-        "power_iteration": lambda: (_spd(n, dtype, rng), 1e-5),
+        "jacobi": lambda: (spd(n, dtype, rng), a(n), 1e-5),
+        "power_iteration": lambda: (spd(n, dtype, rng), 1e-5),
         "mandelbrot": lambda: ((re + 1j * im).astype(np.complex128), 30),
         "equalize": lambda: (rng.uniform(size=(8, 9)).astype(dtype),),
         "csr_matvec": lambda: tuple(
@@ -140,15 +140,7 @@ def _copies(args):
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    dt = np.asarray(want).dtype
-    tol = 2e-3 if dt in (np.float32, np.complex64) else 1e-9
-    assert_same(got, want, rtol=tol if dt.kind in "fc" else None, atol=tol)
+    assert_same_result(got, want, float_tol(2e-3, 1e-9))
 
 
 _emu = cuda_emulator("real_code_cuda_emu")

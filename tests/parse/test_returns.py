@@ -3,6 +3,7 @@ types, writes into arguments; the paths that cannot merge are refused."""
 
 import numpy as np
 import pytest
+from helpers import assert_same_result
 
 import pypto as ppto
 
@@ -96,14 +97,7 @@ def test_paths_returning_different_dtypes_are_refused():
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    np.testing.assert_array_equal(got, want)
-    assert np.asarray(got).dtype == np.asarray(want).dtype
+    assert_same_result(got, want)
 
 
 def test_a_return_in_a_run_time_if_inside_a_loop_is_refused():

@@ -4,23 +4,11 @@ pypto transpile's module and on the CUDA target (emulator)."""
 
 import numpy as np
 import pytest
-from helpers import assert_same, cuda_emulator
+from helpers import assert_same, assert_same_result, cuda_emulator, float_tol, real_code, spd
 
 import pypto as ppto
 
-
-def jacobi(A, b, tol):
-    """Jacobi iterations to a tolerance (at most 500)."""
-    D = A.diagonal() if False else np.sum(A * np.eye(A.shape[0], dtype=A.dtype), axis=1)
-    x = np.zeros_like(b)
-    err = tol + 1.0
-    it = 0
-    while err > tol and it < 500:
-        x_new = (b - (A @ x - D * x)) / D
-        err = np.abs(x_new - x).max()
-        x = x_new
-        it += 1
-    return x, it
+jacobi = real_code().jacobi  # Jacobi iterations to a tolerance (examples/real_code)
 
 
 def newton_sqrt(a):
@@ -51,14 +39,9 @@ def power_iteration(A, tol):
     return v
 
 
-def _spd(n, dtype, rng):
-    a = rng.uniform(size=(n, n))
-    return (a + a.T + 2 * n * np.eye(n)).astype(dtype)
-
-
 def _cases(dtype, rng):
     n = 6
-    A = _spd(n, dtype, rng)
+    A = spd(n, dtype, rng)
     b = rng.standard_normal(n).astype(dtype)
     return [
         (jacobi, (A, b, 1e-5)),
@@ -161,11 +144,4 @@ def test_while_loops_on_the_cuda_target(dtype):
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want), (type(got), type(want))
-    tol = 1e-5 if np.asarray(want).dtype == np.float32 else 1e-12
-    assert_same(got, want, rtol=tol, atol=tol)
+    assert_same_result(got, want, float_tol(1e-5, 1e-12))
