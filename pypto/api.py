@@ -19,6 +19,7 @@ import contextvars
 import inspect
 import keyword
 import re
+import weakref
 
 import numpy as np
 
@@ -206,12 +207,14 @@ class Tensor:
     """A lazy (or traced) tensor. Build chains with ppto functions, operators and methods;
     compute with ``.run(name=array, ...)``."""
 
-    __slots__ = ("_atom", "_builder", "_node")
+    __slots__ = ("__weakref__", "_atom", "_builder", "_node")
 
     def __init__(self, node: Node | None, atom=None, builder: GraphBuilder | None = None):
         self._node = node
         self._atom = atom
         self._builder = builder
+        if builder is not None:  # (a block cut where a size is bound carries it on)
+            builder.tensors.append(weakref.ref(self))
 
     # -- running ----------------------------------------------------------------------------------
     @api_boundary

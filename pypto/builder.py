@@ -42,6 +42,7 @@ class GraphBuilder:
         self.eqns: list[Eqn] = []
         self.labels: dict[int, str] = {}  # id(Var) -> how errors name it
         self.site: Site | None = None  # the user site of what is being built
+        self.tensors: list = []  # weak references to the api.Tensor objects made here
 
     def add_input(self, name: str, type: TensorType) -> Var:
         v = Var(type, name)

@@ -150,12 +150,22 @@ def graph_breaks(plan: GraphPlan, gpu: bool = False) -> list[str]:
     lines = []
     for k in plan.kernels:
         for e in k.body.eqns:
-            if e.op == "host_call":
-                where = f"{Path(e.site.filename).name}:{e.site.lineno}" if e.site else "?"
+            if e.op != "host_call":
+                continue
+            where = f"{Path(e.site.filename).name}:{e.site.lineno}" if e.site else "?"
+            sized = e.params["sized"]
+            if sized:  # (x[mask], np.nonzero: the code after it is a block of its own)
+                size = e.out.type.shape[sized[0][0]]
                 lines.append(
-                    f"graph break at {where} ({k.name}): `{e.params['name']}`, "
-                    f"which PyPTO has no op for, runs as {how}; fusion stops at it"
+                    f"graph break at {where} ({k.name}): `{e.params['name']}`, whose size "
+                    f"({size}) the values decide, runs as {how}; the size is bound when it "
+                    "has run, and the code after it is a new block"
                 )
+                continue
+            lines.append(
+                f"graph break at {where} ({k.name}): `{e.params['name']}`, "
+                f"which PyPTO has no op for, runs as {how}; fusion stops at it"
+            )
     return lines
 
 

@@ -139,6 +139,21 @@ class While:
 
 
 @dataclass(frozen=True, eq=False)
+class Bind:
+    """A size the values decide (``x[mask]``, ``np.nonzero``, ``x[ptr[i]:ptr[i + 1]]``): the
+    symbol ``var`` takes the size of axis ``axis`` of the host variable ``source`` (the value
+    just computed), at most ``bound`` (what the cost model assumes). ``guards`` are the size
+    facts the code after it relies on that mention the symbol, checked here."""
+
+    var: str
+    source: HostVar
+    axis: int
+    bound: Dim
+    guards: list  # (filled while the code after it is traced: shapes.ShapeContext.bind)
+    what: str = ""  # the expression, as the source writes it (messages, explain)
+
+
+@dataclass(frozen=True, eq=False)
 class Fail:
     """Code that can only raise (a shape error in a branch or loop body that may never run):
     the error is raised if the run reaches it, as NumPy would raise there."""
@@ -200,6 +215,9 @@ def _format_steps(steps, lines, indent):
             ins = ", ".join(h.name for h in step.inputs)
             lines.append(f"{indent}{outs} = block({ins}):")
             lines.extend(indent + "    " + line for line in format_graph(step.graph).split("\n"))
+        elif isinstance(step, Bind):
+            note = f"  # assumes {', '.join(str(g) for g in step.guards)}" if step.guards else ""
+            lines.append(f"{indent}{step.var} = {step.source.name}.shape[{step.axis}]{note}")
         elif isinstance(step, Fail):
             message = str(step.error).split("\n")[0]
             lines.append(f"{indent}raise {type(step.error).__name__}({message!r})")
@@ -276,6 +294,8 @@ def _verify_steps(steps, facts):
             ] != [h.type for h in step.outputs]:
                 raise InternalError("block inputs/outputs do not match their host variables")
             verify(g, facts=facts)
+        elif isinstance(step, Bind):  # what the code after it relies on, checked here
+            facts = [*facts, *step.guards]
         elif isinstance(step, Fail):
             continue
         elif isinstance(step, While):
@@ -304,8 +324,9 @@ def run_function(
     ``write(target, final)`` writes an argument's final value into it (default: np.copyto).
     ``run_loop(loop, host, env)`` may run a whole loop (True), else (False) it runs here."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
+    env = dict(env)  # (sizes the values decide are bound as the run goes: Bind)
     try:
-        _run_steps(fn.body, host, dict(env), run_block or _reference, run_lines, run_loop)
+        _run_steps(fn.body, host, env, run_block or _reference, run_lines, run_loop)
     except PyptoError:  # the writes made before the error are made, as NumPy makes them
         _write_back(fn, host, args, write)
         raise
@@ -346,6 +367,9 @@ def _run_steps(steps, host, env, run_block, run_lines=None, run_loop=None):
                 raise
             for h, v in zip(step.outputs, results):
                 host[id(h)] = v
+        elif isinstance(step, Bind):
+            env[step.var] = int(host[id(step.source)].shape[step.axis])
+            _check(step.guards, env, f"the size of {step.what}")
         elif isinstance(step, Fail):
             e = step.error
             raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)

@@ -89,6 +89,10 @@ class ShapeContext:
         self.guards: list[Guard] = []
         self._seen: set = set()
         self.breach: Breach | None = None  # set around a question whose guard NumPy checks
+        # sizes the values decide (function.Bind): symbol -> (the guards checked where it is
+        # bound, the loop symbols open there); loop symbols open now
+        self.bound: dict[str, tuple[list, frozenset]] = {}
+        self.loops: list[str] = []
         self.assume(facts)
 
     def assume(self, facts) -> None:
@@ -166,12 +170,26 @@ class ShapeContext:
         known += [g.expr for g in self.guards if g.rel == ">="]
         return any(is_nonneg(add(e, mul(k, -1))) for k in known)
 
+    def bind(self, symbol: str) -> list:
+        """``symbol`` is a size bound at run time here: the list of guards that mention it,
+        checked where it is bound (function.Bind)."""
+        self.bound[symbol] = ([], frozenset(self.loops))
+        return self.bound[symbol][0]
+
     def _record(self, g: Guard):
         if self.breach is not None:
             g = replace(g, breach=self.breach)
-        if (g.expr, g.rel) not in self._seen:
-            self._seen.add((g.expr, g.rel))
-            self.guards.append(g)
+        if (g.expr, g.rel) in self._seen:
+            return
+        self._seen.add((g.expr, g.rel))
+        names = free_symbols(g.expr)
+        binds = [s for s in self.bound if s in names]
+        if binds:  # checked where the last of them is bound, unless it mentions a loop's
+            guards, open_there = self.bound[binds[-1]]  # variable opened since (the loop
+            if not (names & set(self.loops)) - open_there:  # checks it then)
+                guards.append(g)
+                return
+        self.guards.append(g)
 
     def eq(self, a: Dim, b: Dim, assume: bool = True) -> bool:
         return self._decide(a, "==", b, assume)
@@ -225,6 +243,11 @@ def _broadcast_dim(ctx: ShapeContext, a: Dim, b: Dim, shapes) -> Dim:
         return a
     if a == 1:
         return b
+    if ctx.bound and (free_symbols(a) | free_symbols(b)) & ctx.bound.keys():
+        # a size the values decide (x[mask]): assumed equal, NumPy's error where it is not
+        text = "operands could not be broadcast together: sizes {} and {} along an axis"
+        if ctx.checked(Breach(ValueError, text, (a, b)), ctx.eq, a, b):
+            return b if isinstance(b, int) else a
     if ctx.eq(a, b):  # equal sizes need no question about 1
         return b if isinstance(b, int) and not isinstance(a, int) else a
     if isinstance(b, Expr) and ctx.eq(b, 1, assume=False):

@@ -33,6 +33,16 @@ def bound_symbols(graph) -> dict:
     return bound
 
 
+def sized_calls(graph) -> dict:
+    """Graph breaks whose result's size the values decide (``host_call`` with ``sized``
+    axes): id(result) -> the symbol the call's result binds (the block does not take it)."""
+    out = {}
+    for e in graph.eqns:
+        if e.op == "host_call" and e.params["sized"]:
+            out[id(e.out)] = as_symbol(e.out.type.shape[e.params["sized"][0][0]])
+    return out
+
+
 def read_bindings(bindings: list[str], code: str) -> list[str]:
     """The lines ``NAME = ...`` of ``bindings`` whose NAME ``code`` names (sizes an input's
     shape gives that no statement reads are not bound: linters flag unused locals)."""
@@ -304,9 +314,9 @@ def host_call_code(attrs: dict, args: list, fn_code: str, dim, cuda: bool = Fals
     """A graph break as code: the runtime's ``_call`` (``_cuda_call`` on the CUDA target) of
     the function (``fn_code``) on the arguments (the operands' code filled into the
     call's template), checked against the compiled shape and dtype."""
-    from ..ops.host_calls import fill
+    from ..ops.host_calls import fill, unsized
 
-    shape = attr_code(tuple(attrs["out_shape"]), dim)
+    shape = attr_code(unsized(attrs["out_shape"], attrs["sized"]), dim)
     dtype = attrs["out_dtype"].name
     spec = f"({fn_code}, {attrs['name']!r}, {attrs['item']!r}, {shape}, {dtype!r})"
 

@@ -61,6 +61,7 @@ from .common import (
     literal_code,
     read_bindings,
     return_code,
+    sized_calls,
     value_idents,
 )
 from .cuda_kernels import _ACC_DTYPE, KernelWriter, NotInKernel, ScanElsewhere, loop_kernel
@@ -241,7 +242,8 @@ class CudaGraphEmitter:
         return lines + self._launch(kernels[0], launch, cname)
 
     def _signature(self) -> str:
-        self.free = sorted(graph_symbols(self.plan, chunks=False) - set(bound_symbols(self.graph)))
+        taken = set(bound_symbols(self.graph)) | set(sized_calls(self.graph).values())
+        self.free = sorted(graph_symbols(self.plan, chunks=False) - taken)
         if self.loop is not None:  # the range instead of the variable
             self.free = [s for s in self.free if s != self.loop[0]] + ["_lo", "_hi"]
         params = ", ".join(self.names[id(v)] for v in self.graph.inputs)

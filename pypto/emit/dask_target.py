@@ -29,10 +29,13 @@ import math
 import numpy as np
 
 from ..bindings import device_module, is_dask_array, is_device_array
-from ..ir import Literal
+from ..errors import UnsupportedError
+from ..ir import Literal, Var
 from ..passes.plan import GraphPlan, Kernel
+from ..registry import REGISTRY
 from ..symbolic import Sym, evaluate
 from . import dask_blocks
+from .common import sized_calls
 from .dask_blocks import (
     KernelPrograms,
     ProductProgram,
@@ -81,6 +84,8 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da, dev: dict) ->
     the chunks are on the GPU (the CUDA target's programs; no trees or chained scans: those
     kernels run whole), else empty."""
     cuda = bool(dev)
+    if set(sized_calls(plan.graph)) & {id(v) for v in k.outputs}:
+        return _sized(k, vals, da, dev)
     progs = programs(plan, k, cuda)
     consts = {id(v) for v, _ in plan.graph.consts}
     scan = scan_program(plan, k) if k.kind == "scan" and not cuda else None
@@ -109,6 +114,23 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da, dev: dict) ->
             if len(bounds) > 2:
                 return _tree(k, tree, vals, env, bounds, da)
     return _whole(k, progs, vals, env, consts, da, dev)
+
+
+def _sized(k: Kernel, vals: dict, da, dev: dict) -> list:
+    """A graph break whose size the values decide (``x[mask]``, ``np.nonzero``): computed
+    here, what it reads first, so the tasks after it know its size (dask's own boolean
+    indexing leaves the chunk sizes unknown instead)."""
+    if dev:
+        raise UnsupportedError(
+            "a size the values decide (x[mask], np.nonzero) on dask arrays of GPU chunks",
+            hint="compute the selection before the call, or pass NumPy chunks",
+            code="PPT101",
+        )
+    (e,) = k.body.eqns
+    args = [vals[id(a)] if isinstance(a, Var) else a.value for a in e.inputs]
+    args = [np.asarray(a.compute()) if is_dask_array(a) else a for a in args]
+    out = REGISTRY["host_call"].impl(*args, **e.params)
+    return [da.from_array(out, chunks=out.shape or ())]
 
 
 def device_meta(values):

@@ -12,10 +12,12 @@ interpreter (function.py) stays the reference.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..errors import recipe
-from ..function import Block, Branch, Fail, Function, Loop, While
+from ..function import Bind, Block, Branch, Fail, Function, Loop, While
 from ..symbolic import SymFloat, as_symbol
 from . import runtime
 from .common import const_code, dim_code, ident, read_bindings, source_lines, symfloat_code
@@ -45,6 +47,7 @@ class FunctionEmitter:
         self.fails: list = []
         self.consts: list = []
         self.const_sources: list[str] = []
+        self.binds: list[str] = []  # the lines binding sizes the values decide
         self.count = 0
 
     def host(self, hv) -> str:
@@ -84,6 +87,13 @@ class FunctionEmitter:
         out += self.lines
         out.append(f"    return {self._result(fn.result)}")
         out[1:1] = read_bindings(sizes, "\n".join(out[1:]))
+        code = "\n".join(out)
+        out = [  # (a size no code after it reads: the blocks read it from their inputs)
+            line
+            for line in out
+            if line.strip() not in self.binds
+            or len(re.findall(rf"\b{line.split('=')[0].strip()}\b", code)) > 1
+        ]
         return "\n\n\n".join([self._tables(), *self.blocks, "\n".join(out)]) + "\n"
 
     def _tables(self) -> str:
@@ -176,6 +186,11 @@ class FunctionEmitter:
                 self._add(depth + 2, "break")
                 self._steps(step.body, depth + 1)
                 self._until(step, depth + 1)
+            elif isinstance(step, Bind):  # a size the values decide, bound now
+                line = f"{ident(step.var)} = {self.host(step.source)}.shape[{step.axis}]"
+                self.binds.append(line)
+                self._add(depth, line)
+                self._guards(step.guards, depth, f"the size of {step.what}")
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")
                 self._guards(step.then_guards, depth + 1, "this branch")

@@ -61,6 +61,7 @@ from .common import (
     literal_code,
     read_bindings,
     return_code,
+    sized_calls,
     source_lines,
     value_idents,
 )
@@ -101,6 +102,7 @@ class GraphEmitter:
         self.graph = plan.graph
         self.names = value_idents(plan)
         self.prod = {id(e.out): e for e in self.graph.eqns}
+        self.sized = sized_calls(self.graph)  # results sized by their values: bound after it
         self.out = Lines()
         self.counter = 0
         self.sweep = None  # the scan eqn of a row sweep being emitted
@@ -139,7 +141,7 @@ class GraphEmitter:
     def _render(self) -> str:
         g = self.graph
         bound = self._bind_symbols()
-        free = sorted(self._free_symbols() - bound)
+        free = sorted(self._free_symbols() - bound - set(self.sized.values()))
         params = ", ".join(self.names[id(v)] for v in g.inputs)
         extra = ", ".join(f"{ident(s)}" for s in free)
         sig = ", ".join(x for x in (params, "*, " + extra if extra else "") if x)
@@ -165,6 +167,8 @@ class GraphEmitter:
                 dt = dtype_code(v.type.dtype)
                 where, other = buffer_source(k, v, b, by_name, parallel=False)
                 name = self.names[id(v)]
+                if id(v) in self.sized:  # (the call's own array)
+                    continue
                 if where in ("donor", "base"):  # a slice assignment, in place
                     self.out.add(f"{name} = {self.names[id(other)]}")
                 elif where == "reuse":
@@ -223,7 +227,10 @@ class GraphEmitter:
             local = f"{self.names[id(e.out)]}_whole"
             code = self._eqn(e, self._heavy_region(e.out), pre)
             target = self._product_target(k, e)
-            if target is not None:  # the product straight into the kernel's output buffer;
+            if id(e.out) in self.sized:  # its size known once it ran: its own array
+                local = self.names[id(e.out)]
+                self.out.add(f"{local} = {code}")
+            elif target is not None:  # the product straight into the kernel's output buffer;
                 self.out.add(f"{code[:-1]}, out={target})")  # its epilogue works in place
                 local = target
             else:
@@ -357,6 +364,8 @@ class GraphEmitter:
                 index = self._index(self._at(v, r), v.type.shape) or "..."
                 target = f"{self.names[id(v)]}[{index}]"
                 code = self._value(v, r, ctx, out=target)
+                if id(v) in self.sized:
+                    continue
                 if code != target and not (code == "_blk" and self.sweep[2] == target):
                     lines.add(f"{target} = {code}")
         for w in writes:

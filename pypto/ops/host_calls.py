@@ -33,6 +33,7 @@ from ..api import Tensor, _freeze, apply
 from ..dtypes import to_dtype
 from ..errors import ShapeError, execution_error
 from ..registry import OpDef, register
+from ..shapes import size_of
 from ..symbolic import Expr, floordiv
 from .custom import _derive_shape, _probe_array, probe_sizes
 
@@ -48,20 +49,73 @@ WRITERS = {
     "put_along_axis",
     "shuffle",
 }
-# results whose size depends on the values
+
+
+def _nonzero(args, sample):
+    return [(None,)] * len(args["a"].shape)
+
+
+def _argwhere(args, sample):
+    return [(None, len(args["a"].shape))]
+
+
+def _one_axis(args, sample):
+    return [(None,)] * len(sample)
+
+
+def _compress(args, sample):
+    axis = args.get("axis")
+    shape = list(args["a"].shape)
+    if axis is None:
+        return [(None,)]
+    if not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+        return None
+    shape[axis] = None
+    return [tuple(shape)]
+
+
+def _unique(args, sample):
+    """Values (and index, counts) of the distinct count; the inverse of the input's shape (or
+    its length along ``axis``), as NumPy's sample gives its rank."""
+    axis, ar = args.get("axis"), args["ar"]
+    if axis is not None and not isinstance(axis, int):
+        return None
+    values = (None,)
+    if axis is not None:
+        if not -len(ar.shape) <= axis < len(ar.shape):
+            return None
+        values = tuple(None if k == axis % len(ar.shape) else d for k, d in enumerate(ar.shape))
+    shapes = [values]
+    flags = ("return_index", "return_inverse", "return_counts")
+    for k, flag in enumerate(f for f in flags if args.get(f)):
+        if flag != "return_inverse":
+            shapes.append((None,))
+            continue
+        inverse = sample[k + 1]
+        if axis is not None:
+            shapes.append((ar.shape[axis],))
+        elif inverse.ndim == len(ar.shape):
+            shapes.append(tuple(ar.shape))
+        else:
+            shapes.append((size_of(ar.shape),))
+    return shapes
+
+
+# results whose size depends on the values: (module, name) -> (the bound arguments with the
+# operands' types, the sample's items) -> each item's shape, None on the axes the values size
 DATA_SIZED = {
-    "unique",
-    "nonzero",
-    "flatnonzero",
-    "argwhere",
-    "extract",
-    "compress",
-    "trim_zeros",
-    "unique_values",
-    "unique_counts",
-    "unique_inverse",
-    "unique_all",
+    ("numpy", "nonzero"): _nonzero,
+    ("numpy", "flatnonzero"): _one_axis,
+    ("numpy", "argwhere"): _argwhere,
+    ("numpy", "extract"): _one_axis,
+    ("numpy", "compress"): _compress,
+    ("numpy", "trim_zeros"): _one_axis,
+    ("numpy", "unique"): _unique,
+    ("numpy", "unique_values"): _one_axis,
+    ("numpy", "unique_counts"): _one_axis,
 }
+# sized by the values, not (yet) compiled: refused
+DATA_REFUSED = {"unique_inverse", "unique_all"}
 
 
 def _same_shape(shapes, template, kwargs):
@@ -101,9 +155,10 @@ class Refused(Exception):
     """The call cannot run as a graph break (the message says why)."""
 
 
-def break_call(fn, name: str, args: list, kwargs: dict, ctx):
+def break_call(fn, name: str, args: list, kwargs: dict, ctx, symbol=None):
     """The traced result of ``fn(*args, **kwargs)`` (tensors among them are its operands):
-    a Tensor, a tuple of them, or raises Refused."""
+    a Tensor, a tuple of them, or raises Refused. ``symbol()``: a new size symbol, for a
+    result whose size the values decide (the caller binds it: ``sized`` axes)."""
     _refuse_writers(fn, name, kwargs)
     operands: list[Tensor] = []
     template = _template(args, operands)
@@ -131,6 +186,12 @@ def break_call(fn, name: str, args: list, kwargs: dict, ctx):
             f"`{name}` returns a view of its argument: PyPTO would not follow writes through "
             "it (not supported yet)"
         )
+    sized = _data_shapes(fn, name, template, kw, types, items)
+    var = None
+    if sized is not None:
+        if symbol is None:
+            raise Refused(f"`{name}`: the size of its result depends on the values")
+        var = symbol()
     results = []
     for i, value in enumerate(items):
         item = i if isinstance(sample, tuple) else None
@@ -149,8 +210,15 @@ def break_call(fn, name: str, args: list, kwargs: dict, ctx):
             "item": item,
             "array": isinstance(value, np.ndarray),
             "out_dtype": to_dtype(np.asarray(value).dtype, "result"),
-            "out_shape": _shape(ctx, fn, name, template, kw, types, item, zeros),
+            "out_shape": None,
+            "sized": (),
         }
+        if sized is None:
+            attrs["out_shape"] = _shape(ctx, fn, name, template, kw, types, item, zeros)
+        else:  # the values' axes take the new symbol, at most the first operand's size
+            bound = size_of(types[0].shape) if types else 1
+            attrs["out_shape"] = tuple(var if d is None else d for d in sized[i])
+            attrs["sized"] = tuple((k, bound) for k, d in enumerate(sized[i]) if d is None)
         out = apply("host_call", tuple(operands), attrs)
         if py:  # a Python number: weak, as Python's own arithmetic on it
             out = apply("astype", (out,), {"dtype": out.dtype, "weak": True})
@@ -169,10 +237,30 @@ def _refuse_writers(fn, name, kwargs):
         )
     if "out" in kwargs or short in WRITERS or (isinstance(owner, np.ufunc) and short == "at"):
         raise Refused(f"`{name}` writes into an argument, which PyPTO would not see")
-    if short in DATA_SIZED and module.startswith("numpy"):
+    if short in DATA_REFUSED and module.startswith("numpy"):
         raise Refused(f"`{name}`: the size of its result depends on the values (not supported yet)")
     if module == "builtins" or inspect.isclass(fn):  # print, sorted, a type
         raise Refused(f"`{name}` is not a function on arrays PyPTO can run as written")
+
+
+def _data_shapes(fn, name, template, kw, types, items):
+    """Each item's shape (None on the axes the values size) for a call whose result's size
+    depends on the values (``DATA_SIZED``); None for any other call."""
+    rule = DATA_SIZED.get((getattr(fn, "__module__", None), getattr(fn, "__name__", None)))
+    if rule is None:
+        return None
+    try:
+        bound = inspect.signature(fn).bind(*fill(template, types), **dict(kw))
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    shapes = rule(bound.arguments, items)
+    if shapes is None or len(shapes) != len(items):
+        raise Refused(f"`{name}`: these arguments are not supported with a result sized by values")
+    for shape, value in zip(shapes, items):
+        if len(shape) != np.ndim(value):
+            raise Refused(f"`{name}`: its result's rank is not the one PyPTO expects")
+    return shapes
 
 
 def _has_size(v) -> bool:
@@ -287,19 +375,27 @@ def _shape(ctx, fn, name, template, kw, types, item, zeros=False):
         raise Refused(f"`{name}`: {e.message}") from None
 
 
-def _impl(*arrays, fn, name, template, kwargs, item, array, out_shape, out_dtype):
+def _impl(*arrays, fn, name, template, kwargs, item, array, out_shape, out_dtype, sized):
     from ..emit.runtime.numpy_helpers import _call
 
-    spec = (fn, name, item, out_shape, out_dtype.name)
+    shape = unsized(out_shape, sized)
+    spec = (fn, name, item, shape, out_dtype.name)
     return _call(spec, *fill(template, arrays), **dict(kwargs))
 
 
-_ATTRS = ("fn", "name", "template", "kwargs", "item", "array", "out_shape", "out_dtype")
+_ATTRS = ("fn", "name", "template", "kwargs", "item", "array", "out_shape", "out_dtype", "sized")
+
+
+def unsized(shape, sized) -> tuple:
+    """The shape a graph break's result is checked against: None on the axes the values size
+    (their symbol is bound after it: function.Bind)."""
+    axes = {k for k, _ in sized}
+    return tuple(None if k in axes else d for k, d in enumerate(shape))
 
 
 def host_call(*operands, **attrs):
     """The graph-break op on ``operands`` (the front end builds it, ``break_call``; attributes:
-    fn, name, template, kwargs, item, array, out_shape, out_dtype)."""
+    fn, name, template, kwargs, item, array, out_shape, out_dtype, sized)."""
     if sorted(attrs) != sorted(_ATTRS):
         from ..errors import ArgumentError
 

@@ -16,7 +16,7 @@ from .. import api
 from ..dtypes import weak_dtype
 from ..errors import execution_error
 from ..registry import REGISTRY
-from ..symbolic import Expr, SymFloat, is_nonneg, smax, smin
+from ..symbolic import Expr, Sym, SymFloat, is_nonneg, smax, smin
 from .source import helper_source
 from .values import VIEW_OPS, BoundMethod, View, ViewOp
 
@@ -108,15 +108,22 @@ class Calls:
                 return REGISTRY["astype"].api(t, np.dtype(dtype))
         shown = _written(node.func)  # as the source names it: np.linalg.solve
         try:
-            return break_call(
+            result = break_call(
                 func,
                 shown,
                 [self.operand_tensor(a) for a in args],
                 {k: self.operand_tensor(v) for k, v in kwargs.items()},
                 self.ctx,
+                symbol=self.size_symbol,
             )
         except Refused as e:
             raise refusal(e, node, self) from None
+        self.bind_sized(result)
+        return result
+
+    def size_symbol(self, hint: str = "nv"):
+        """A new size symbol whose value the run binds (function.Bind)."""
+        return Sym(self.new_symbol(hint), nonneg=True)
 
     def operand_tensor(self, v):
         """An argument of a graph break: arrays and scalars known at run time as tensors."""

@@ -316,6 +316,8 @@ class Expressions:
             index = self.tensor(index)
         items = index if isinstance(index, tuple) else (index,)
         gathered = self.gather(t, items)
+        if gathered is None:
+            gathered = self.masked_read(t, index)
         if gathered is not None:
             return gathered
         scalar = len(items) == t.ndim and all(is_size(i) for i in items)
@@ -347,6 +349,7 @@ class Expressions:
             "array": bool(shape),
             "out_dtype": t.dtype,
             "out_shape": tuple(shape),
+            "sized": (),
         }
         return api.apply("host_call", (t, idx), attrs)
 

@@ -14,16 +14,17 @@ values.py says what a name can hold.
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .. import api
 from ..builder import GraphBuilder
 from ..errors import InternalError, PyptoError, UnsupportedError
-from ..function import Block, Fail, Function, HostVar, Param, verify_function
+from ..function import Bind, Block, Fail, Function, HostVar, Param, verify_function
 from ..ir import Graph, Var
 from ..lower.index_map import Linear, exact_same, moves_data, view_map
 from ..registry import REGISTRY
 from ..shapes import ShapeContext, input_facts
-from ..symbolic import Sym
+from ..symbolic import Sym, as_symbol
 from ..types import ArgSpec, TensorType
 from .calls import Calls
 from .expressions import Expressions
@@ -183,6 +184,77 @@ class Tracer(Expressions, Calls, Masks, Statements):
         self._close_builder()
         if outputs:
             self.steps.append(_block(builder, imports, outputs))
+
+    def bind_sized(self, results) -> None:
+        """Graph breaks among ``results`` whose size the values decide (``x[mask]``,
+        ``np.nonzero``: the ``sized`` axes of a ``host_call``): the block ends after them, a
+        ``Bind`` gives each new size symbol its value, and the code after them (the rest of
+        the statement too) goes on in a new block."""
+        items = results if isinstance(results, tuple) else (results,)
+        made = self.producers()
+        binds, seen = [], set()
+        for t in items:
+            e = made.get(id(t._atom)) if isinstance(t, api.Tensor) else None
+            while e is not None and e.op == "astype":  # (a Python number's weak cast)
+                e = made.get(id(e.inputs[0]))
+            if e is None or e.op != "host_call":
+                continue
+            for axis, bound in e.params["sized"]:
+                var = as_symbol(e.out.type.shape[axis])
+                if var not in seen:
+                    seen.add(var)
+                    binds.append((t, axis, var, bound, e.params["name"]))
+        if not binds:
+            return
+        carried = self.cut()
+        for t, axis, var, bound, what in binds:
+            guards = self.ctx.bind(var)
+            self.steps.append(Bind(var, carried[id(t)], axis, bound, guards, f"`{what}`"))
+
+    def cut(self) -> dict:
+        """End the current block in the middle of a statement: every tensor of it that is
+        still referenced (names, operands of the expression being evaluated) becomes a host
+        variable and is read again in the next block (the same Tensor objects, rebound).
+        Returns id(Tensor) -> its host variable."""
+        builder = self.builder
+        for frame in self.frames:  # (caches: read again where needed, not carried)
+            for held in frame.env.values():
+                for v in held if isinstance(held, tuple) else (held,):
+                    if isinstance(v, ViewRef):
+                        v.cached = None
+                    elif isinstance(v, Ref) and not v.dirty and v.host is not None:
+                        v.value = None
+        live = [t for r in builder.tensors if (t := r()) is not None and t._builder is builder]
+        imported = {id(t._atom): hv for hv, t in self._imports.values()}
+        consts = {id(v): a for v, a in builder.consts}
+        exported = {id(a): hv for a, hv in self._pending}
+        named = [  # (flush gives these their host variables)
+            r for r in self.dirty if r.dirty and r.value is not None and r.value._builder is builder
+        ]
+        for t in live:
+            a = t._atom
+            if (
+                isinstance(a, Var)
+                and not any(id(a) in d for d in (imported, consts, exported))
+                and all(r.value._atom is not a for r in named)
+            ):
+                exported[id(a)] = self.new_host("t", a.type)
+                self._pending.append((a, exported[id(a)]))
+        self.flush()
+        exported.update({id(r.value._atom): r.host for r in named})
+        hosts = {}
+        self.ensure_block()
+        for t in live:
+            a = t._atom
+            if isinstance(a, Var) and id(a) in consts:
+                t._atom = self.builder.add_const(consts[id(a)])
+            elif isinstance(a, Var):
+                hv = imported.get(id(a)) or exported[id(a)]
+                t._atom = self.import_host(hv)._atom
+                hosts[id(t)] = hv
+            t._builder = self.builder
+            self.builder.tensors.append(weakref.ref(t))
+        return hosts
 
     def import_host(self, hv: HostVar) -> api.Tensor:
         builder = self.ensure_block()

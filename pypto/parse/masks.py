@@ -15,14 +15,17 @@ the mask holds.
 
 from __future__ import annotations
 
+import operator
+
 import libcst as cst
 import libcst.matchers as matchers
 import numpy as np
 
 from .. import api
 from ..errors import execution_error
+from ..ops.host_calls import SLOT
 from ..registry import REGISTRY
-from ..shapes import Breach
+from ..shapes import Breach, size_of
 from ..symbolic import Expr, SymFloat
 from .expressions import is_tensor
 from .values import View
@@ -82,6 +85,31 @@ class Masks:
         self._mask_fits(mask, self.as_tensor(b))  # b[m]: NumPy's IndexError otherwise
         self.store_mask(base, mask, b, t, whole=True)
         return True
+
+    def masked_read(self, t, index):
+        """``x[mask]`` read (not in a masked assignment): the selected elements in NumPy's
+        order, a graph break (``operator.getitem``, CuPy's own on the CUDA target) whose
+        length the values decide: a size symbol bound when it has run (function.Bind). None
+        where ``index`` is not a lone boolean mask."""
+        mask = self.mask_of(index)
+        if mask is None:
+            return None
+        self._mask_fits(mask, t)
+        var = self.size_symbol()
+        attrs = {
+            "fn": operator.getitem,
+            "name": "x[mask]",
+            "template": (SLOT, SLOT),
+            "kwargs": (),
+            "item": None,
+            "array": True,
+            "out_dtype": t.dtype,
+            "out_shape": (var, *t.shape[mask.ndim :]),
+            "sized": ((0, size_of(mask.shape)),),
+        }
+        out = api.apply("host_call", (t, mask), attrs)
+        self.bind_sized(out)
+        return out
 
     def _mask_fits(self, mask, a) -> None:
         if mask.ndim > a.ndim:

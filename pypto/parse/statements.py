@@ -590,6 +590,7 @@ class Statements(Returns):
         def run(hosts):
             facts = Loop(symbol, start, stop, step, ()).facts()
             self.ctx.assume(facts)
+            self.ctx.loops.append(symbol)
             mark = len(self.ctx.guards)
             self.env[var] = Sym(symbol, nonneg=False)
             if rows is not None:  # (the array as it is now: its Ref's current value)
@@ -600,6 +601,7 @@ class Statements(Returns):
                 steps = self.body_steps(body, hosts)
             finally:
                 self.ctx.forget(facts)
+                self.ctx.loops.pop()
             new = self.ctx.guards[mark:]
             inside = [g for g in new if symbol in free_symbols(g.expr)]
             self.ctx.guards[mark:] = [g for g in new if symbol not in free_symbols(g.expr)]

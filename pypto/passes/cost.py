@@ -16,7 +16,7 @@ NumPy call of the original about 0.4 us, a generated kernel about 4 us and a blo
 
 from __future__ import annotations
 
-from ..function import Block, Branch, Fail, Function, Loop, While
+from ..function import Bind, Block, Branch, Fail, Function, Loop, While
 from ..shapes import Guard, make_guard, size_of
 from ..symbolic import add, mul, smax, substitute
 
@@ -44,6 +44,9 @@ class _Cost:
     def steps(self, steps, bounds):
         original = generated = 0
         for step in steps:
+            if isinstance(step, Bind):  # a size the values decide: costed at its bound
+                bounds = {**bounds, step.var: _at(step.bound, bounds)}
+                continue
             o, g = self.step(step, bounds)
             original, generated = add(original, o), add(generated, g)
         return original, generated

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..function import Block, Fail, Function, Loop, While
+from ..function import Bind, Block, Fail, Function, Loop, While
 from ..ir import Graph
 from .graphs import rebuild
 
@@ -46,6 +46,8 @@ def _step(step, live: set[int]):
         return step, before
     if isinstance(step, Fail):
         return step, live
+    if isinstance(step, Bind):  # (it reads the size of its value)
+        return step, live | {id(step.source)}
     if isinstance(step, While):  # test, then body, any number of times; test once more
         end = set(live)
         while True:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..function import Block, Branch, Fail, Function, HostVar, Loop, While
+from ..function import Bind, Block, Branch, Fail, Function, HostVar, Loop, While
 from ..ir import Eqn, Graph, Var
 from ..lower.loop_axis import (
     Analysis,
@@ -50,6 +50,8 @@ def vectorize_loops(fn: Function) -> Function:
 def _steps(steps, facts, outside) -> tuple:
     out = []
     for step in steps:
+        if isinstance(step, Bind):  # (checked where the size is bound)
+            facts = [*facts, *step.guards]
         if isinstance(step, Loop):
             body = _steps(step.body, [*facts, *step.facts(), *step.guards], outside)
             ends = step.at_ends(step.guards)
@@ -113,6 +115,8 @@ def _reads(steps, skip, found):
             found.add(id(step.cond))
             _reads(step.test, skip, found)
             _reads(step.body, skip, found)
+        elif isinstance(step, Bind):
+            found.add(id(step.source))
 
 
 def _result_reads(result) -> set[int]:
@@ -136,6 +140,8 @@ def _vectorize(loop: Loop, facts, read_outside: set[int]):
             raise Refused("its body can raise")
         elif isinstance(step, While):
             raise Refused("its body has a `while` loop")
+        elif isinstance(step, Bind):
+            raise Refused(f"the size of {step.what} in its body depends on the values")
         else:
             raise Refused("its body has a branch decided at run time")
     if not blocks:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import replace
 
-from ..function import Block, Branch, Fail, Function, Loop, While
+from ..function import Bind, Block, Branch, Fail, Function, Loop, While
 from ..ir import Graph, Var
 from ..printer import value_names
 from ..shapes import input_facts
@@ -132,6 +132,8 @@ def _plan_steps(steps, facts, plans, donate=False):
             plans[id(step)] = plan_graph(step.graph, facts, donated)
         elif isinstance(step, Fail):
             continue
+        elif isinstance(step, Bind):  # (checked where the size is bound)
+            facts = [*facts, *step.guards]
         elif isinstance(step, While):
             _plan_steps(step.test, facts, plans, donate)
             _plan_steps(step.body, facts, plans, donate)

@@ -606,7 +606,7 @@ def test_if_on_compile_time_values():
 def test_if_on_compile_time_values_only_the_taken_branch_is_compiled():
     f = stmts.untaken_branch
     compiled = check(f, one_mat)
-    with pytest.raises(ppto.UnsupportedError) as info:  # np.unique: the other branch
+    with pytest.raises(ppto.UnsupportedError) as info:  # np.unique_all: the other branch
         compiled(np.ones((2, 3, 4)))
     assert info.value.code == "PPT104"
 

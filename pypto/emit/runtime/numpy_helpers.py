@@ -399,7 +399,13 @@ def _checked(spec, out, args, xp=np):
     if item is not None:
         out = out[item]
     result = xp.asarray(out)
-    if result.dtype != np.dtype(dtype) or tuple(result.shape) != tuple(shape):
+    if (
+        result.dtype != np.dtype(dtype)
+        or any(  # (None: a size the values decide)
+            d is not None and d != e for d, e in zip(shape, result.shape)
+        )
+        or result.ndim != len(shape)
+    ):
         raise ValueError(
             f"`{name}` returned {result.dtype}{list(result.shape)} here; PyPTO compiled the "
             f"code after it for {dtype}{list(shape)} (a result whose size or dtype depends on "

@@ -1,0 +1,207 @@
+"""Values whose size the values decide (``x[mask]``, ``np.nonzero``, ``np.flatnonzero``,
+``np.argwhere``, ``np.unique``, ``np.extract``, ``np.compress``): a graph break whose result
+binds a new size symbol when it has run (function.Bind), the code after it a new block.
+Against NumPy on the decorator path, in pypto transpile's module, on the CUDA target
+(emulator) and on the Dask target (tests/dask/test_dask_target.py)."""
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import data_sized_programs as programs
+import numpy as np
+import pytest
+from helpers import assert_same_result, cuda_emulator, float_tol
+
+import pypto as ppto
+from pypto.dtypes import SUPPORTED
+from pypto.function import Bind
+
+HERE = Path(__file__).resolve().parent
+TOL = float_tol(1e-5, 1e-12)
+
+
+def inputs(name, rng, dtype, n):
+    """Arguments for program ``name`` with sizes around ``n``."""
+
+    def a(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    labels = rng.integers(0, 4, 3 * n)
+    return {
+        "positive_stats": lambda: (a(3 * n),),
+        "sigma_clip": lambda: (a(4 * n),),
+        "active_rows": lambda: (a(2 * n, 3),),
+        "sparse_pairs": lambda: (a(n, n + 2),),
+        "peak_positions": lambda: (a(5 * n),),
+        "label_means": lambda: (labels, a(3 * n)),
+        "winners": lambda: (a(3 * n), 0.5),
+        "compressed_columns": lambda: (a(n, 2 * n),),
+        "inside_expression": lambda: (a(3 * n), a(3 * n)),
+        "per_row_selection": lambda: (a(n, 5), n - 1),
+        "empty_selection": lambda: (a(2 * n),),
+    }[name]()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", programs.PROGRAMS)
+def test_programs_match_numpy(name, dtype):
+    fn = getattr(programs, name)
+    compiled = ppto.compile(fn)
+    rng = np.random.default_rng(len(name))
+    for n in (3, 7, 12):
+        args = inputs(name, rng, dtype, n)
+        assert_same_result(compiled(*args), fn(*args), TOL)
+
+
+def test_explain_names_each_selection_with_its_line():
+    x = np.random.default_rng(1).standard_normal(30)
+    text = str(ppto.explain(programs.sigma_clip, x))
+    assert "`x[mask]`, whose size" in text and "the size is bound when it has run" in text
+    assert "data_sized_programs.py:16" in text  # the line of the masked read
+
+
+def _binds(steps):
+    from pypto.function import Branch, Loop, While
+
+    for s in steps:
+        if isinstance(s, Bind):
+            yield s
+        elif isinstance(s, (Loop, While)):
+            yield from _binds(s.body)
+        elif isinstance(s, Branch):
+            yield from _binds(s.then)
+            yield from _binds(s.orelse)
+
+
+def test_the_function_ir_binds_one_size_per_call():
+    from pypto.parse.frontend import trace_function
+    from pypto.parse.source import function_source
+    from pypto.symbolic import Sym
+    from pypto.types import ArgSpec, TensorType
+
+    src = function_source(programs.sparse_pairs)
+    t = TensorType(np.dtype(np.float64), (Sym("A.0"), Sym("A.1")))
+    fn_ir = trace_function(src, {"A": ArgSpec("array", t)}, {"A.0": 4, "A.1": 5})
+    binds = list(_binds(fn_ir.body))
+    # np.nonzero's two items share one size; np.flatnonzero has its own
+    assert [b.what for b in binds] == ["`np.nonzero`", "`np.flatnonzero`"]
+
+
+@pytest.mark.parametrize("dtype", [dt.name for dt in SUPPORTED])
+def test_every_dtype(dtype):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(17) * 5).astype(dtype)
+    for fn in (programs.empty_selection, programs.sparse_pairs):
+        args = (x,) if fn is programs.empty_selection else (x.reshape(1, 17),)
+        with np.errstate(all="ignore"):
+            try:
+                want = fn(*args)
+            except TypeError as e:  # (bool - bool, ...): NumPy's error, where it runs
+                with pytest.raises(TypeError) as got:
+                    ppto.compile(fn)(*args)
+                assert str(e) in str(got.value)
+                continue
+            assert_same_result(ppto.compile(fn)(*args), want)
+
+
+def test_a_mask_of_the_wrong_length_is_numpys_index_error():
+    x = np.arange(5.0)
+    with pytest.raises(IndexError) as want:
+        programs.mask_mismatch(x, np.ones(4, bool))
+    with pytest.raises(IndexError) as got:
+        ppto.compile(programs.mask_mismatch)(x, np.ones(4, bool))
+    assert isinstance(got.value, ppto.PyptoError)
+    assert str(want.value) in str(got.value)
+
+
+def two_selections(x, y):
+    return x[x > 0] + y[y > 0]
+
+
+def test_selections_that_do_not_broadcast_are_numpys_value_error():
+    compiled = ppto.compile(two_selections)
+    x, y = np.array([1.0, -1.0, 2.0]), np.array([3.0, 4.0, -5.0])
+    assert_same_result(compiled(x, y), two_selections(x, y))
+    y = np.array([3.0, 4.0, 5.0])
+    with pytest.raises(ValueError):
+        two_selections(x, y)
+    with pytest.raises(ValueError) as got:
+        compiled(x, y)
+    assert isinstance(got.value, ppto.PyptoError)
+
+
+def test_the_transpiled_module_runs_without_pypto(tmp_path):
+    out = tmp_path / "out"
+    sigs = ["positive_stats(f64[n])", "sparse_pairs(f32[n,m])", "label_means(i64[n],f64[n])"]
+    subprocess.run(
+        [Path(sys.executable).parent / "pypto", "transpile", "--target", "numpy", "-o"]
+        + [str(out), str(HERE / "data_sized_programs.py")]
+        + [a for s in sigs for a in ("--signature", s)],
+        check=True,
+        capture_output=True,
+    )
+    text = (out / "data_sized_programs.py").read_text()
+    assert ".shape[0]" in text
+    check = subprocess.run(
+        [Path(sys.executable).parent / "ruff", "check", "--isolated", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(20)
+    A = rng.standard_normal((5, 6)).astype(np.float32)
+    labels, values = rng.integers(0, 3, 12), rng.standard_normal(12)
+    code = (
+        "import sys, numpy as np, pickle\n"
+        f"sys.path.insert(0, {str(out)!r})\n"
+        "import data_sized_programs as m\n"
+        "x, A, labels, values = pickle.load(sys.stdin.buffer)\n"
+        "r = (m.positive_stats(x), m.sparse_pairs(A), m.label_means(labels, values))\n"
+        "assert 'pypto' not in sys.modules\n"
+        "sys.stdout.buffer.write(pickle.dumps(r))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        input=pickle.dumps((x, A, labels, values)),
+        capture_output=True,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    got = pickle.loads(run.stdout)
+    want = (
+        programs.positive_stats(x),
+        programs.sparse_pairs(A),
+        programs.label_means(labels, values),
+    )
+    assert_same_result(got, want, TOL)
+
+
+# -- the CUDA target on the CPU emulator ---------------------------------------------------------
+_emu = cuda_emulator("data_sized_cuda_emu")
+gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
+
+
+@pytest.mark.usefixtures("tools")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "name", ["positive_stats", "active_rows", "sparse_pairs", "inside_expression", "label_means"]
+)
+def test_on_the_cuda_target(name, dtype):
+    """CuPy's own boolean indexing and nonzero (the stand-in's are NumPy's) on device arrays,
+    the code around them as CUDA kernels."""
+    from cupy_backend import make_cupy, to_host
+
+    fn = getattr(programs, name)
+    args = inputs(name, np.random.default_rng(4), dtype, 6)
+    cp = make_cupy(order="random", seed=4)
+    dev = [cp.device(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = ppto.compile(fn)(*dev)
+    assert cp.launches  # the code around the selection ran as CUDA kernels
+    want = fn(*args)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        g = to_host(g) if hasattr(g, "shape") else g
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=TOL(np.dtype(dtype)))
+        assert np.shape(g) == np.shape(w)
