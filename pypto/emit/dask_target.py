@@ -85,7 +85,7 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da, dev: dict) ->
     kernels run whole), else empty."""
     cuda = bool(dev)
     if set(sized_calls(plan.graph)) & {id(v) for v in k.outputs}:
-        return _sized(k, vals, da, dev)
+        return _sized(k, vals, env, da, dev)
     progs = programs(plan, k, cuda)
     consts = {id(v) for v, _ in plan.graph.consts}
     scan = scan_program(plan, k) if k.kind == "scan" and not cuda else None
@@ -116,7 +116,7 @@ def _kernel(plan: GraphPlan, k: Kernel, vals: dict, env: dict, da, dev: dict) ->
     return _whole(k, progs, vals, env, consts, da, dev)
 
 
-def _sized(k: Kernel, vals: dict, da, dev: dict) -> list:
+def _sized(k: Kernel, vals: dict, env: dict, da, dev: dict) -> list:
     """A graph break whose size the values decide (``x[mask]``, ``np.nonzero``): computed
     here, what it reads first, so the tasks after it know its size (dask's own boolean
     indexing leaves the chunk sizes unknown instead)."""
@@ -129,7 +129,10 @@ def _sized(k: Kernel, vals: dict, da, dev: dict) -> list:
     (e,) = k.body.eqns
     args = [vals[id(a)] if isinstance(a, Var) else a.value for a in e.inputs]
     args = [np.asarray(a.compute()) if is_dask_array(a) else a for a in args]
-    out = REGISTRY["host_call"].impl(*args, **e.params)
+    params = e.params
+    axes = {a for a, _ in params["sized"]}
+    shape = tuple(d if a in axes else evaluate(d, env) for a, d in enumerate(params["out_shape"]))
+    out = REGISTRY["host_call"].impl(*args, **{**params, "out_shape": shape})
     return [da.from_array(out, chunks=out.shape or ())]
 
 

@@ -608,3 +608,30 @@ def test_a_product_too_large_for_every_task_is_dask_matmul_then_the_epilogue(
 
 def _product_only(x, W):
     return x @ W
+
+
+def test_sizes_the_values_decide_on_the_cluster(client):
+    """``x[mask]`` and ``np.nonzero`` (tests/parse/data_sized_programs.py): what the selection
+    reads is computed where its size is bound, the code after it tasks on the workers."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "parse"))
+    try:
+        import data_sized_programs as programs
+    finally:
+        sys.path.pop(0)
+    rng = np.random.default_rng(2)
+    for dtype in ("float32", "float64"):
+        x = rng.standard_normal(60).astype(dtype)
+        A = rng.standard_normal((12, 5)).astype(dtype)
+        for fn, args, chunked in (
+            (programs.sigma_clip, (x,), (da.from_array(x, chunks=15),)),
+            (programs.active_rows, (A,), (da.from_array(A, chunks=(4, -1)),)),
+            (programs.sparse_pairs, (A,), (da.from_array(A, chunks=(4, -1)),)),
+        ):
+            got = ppto.compile(fn)(*chunked)
+            got = dask.compute(*got) if isinstance(got, tuple) else got
+            for g, w in zip(got, fn(*args)):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
+                assert np.shape(g) == np.shape(w)
