@@ -27,7 +27,9 @@ def test_seed_example_matches_numpy(section, dtype):
         results = module.results(seed=seed, dtype=dtype)
         assert results
         for _name, got, want, rtol in results:
-            assert_same(got, want, rtol=rtol)
+            # (float32 sums: the error scales with the terms, not with a result near zero)
+            scale = float(np.max(np.abs(want))) if np.size(want) else 0.0
+            assert_same(got, want, rtol=rtol, atol=rtol * scale * (dtype == np.float32))
             assert np.asarray(got).dtype == dtype
 
 
