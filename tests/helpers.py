@@ -235,3 +235,38 @@ def csr_of(dense):
     nz = dense != 0
     indptr = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
     return dense[nz], np.nonzero(dense)[1].astype(np.int64), indptr
+
+
+def run_transpiled(tmp_path, src: Path, signatures: list[str], calls: str, inputs: tuple):
+    """Transpile ``src`` to the NumPy target, check that ruff passes the module, and evaluate
+    ``calls`` (an expression over the module ``m`` and the tuple ``args``) in a fresh
+    interpreter where PyPTO is never imported. Returns (its value, the module's text)."""
+    import pickle
+    import subprocess
+
+    out = tmp_path / "out"
+    bin_dir = Path(sys.executable).parent
+    subprocess.run(
+        [bin_dir / "pypto", "transpile", "--target", "numpy", "-o", str(out), str(src)]
+        + [a for s in signatures for a in ("--signature", s)],
+        check=True,
+        capture_output=True,
+    )
+    lint = subprocess.run(
+        [bin_dir / "ruff", "check", "--isolated", str(out)], capture_output=True, text=True
+    )
+    assert lint.returncode == 0, lint.stdout
+    code = (
+        "import sys, pickle\n"
+        f"sys.path.insert(0, {str(out)!r}); sys.path.append({str(src.parent)!r})\n"
+        f"import {src.stem} as m\n"
+        "args = pickle.load(sys.stdin.buffer)\n"
+        f"r = {calls}\n"
+        "assert 'pypto' not in sys.modules\n"
+        "sys.stdout.buffer.write(pickle.dumps(r))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps(inputs), capture_output=True
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    return pickle.loads(run.stdout), (out / src.name).read_text()

@@ -4,15 +4,12 @@ binds a new size symbol when it has run (function.Bind), the code after it a new
 Against NumPy on the decorator path, in pypto transpile's module, on the CUDA target
 (emulator) and on the Dask target (tests/dask/test_dask_target.py)."""
 
-import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import data_sized_programs as programs
 import numpy as np
 import pytest
-from helpers import assert_same_result, cuda_emulator, float_tol
+from helpers import assert_same_result, cuda_emulator, float_tol, run_transpiled
 
 import pypto as ppto
 from pypto.dtypes import SUPPORTED
@@ -133,43 +130,16 @@ def test_selections_that_do_not_broadcast_are_numpys_value_error():
 
 
 def test_the_transpiled_module_runs_without_pypto(tmp_path):
-    out = tmp_path / "out"
     sigs = ["positive_stats(f64[n])", "sparse_pairs(f32[n,m])", "label_means(i64[n],f64[n])"]
-    subprocess.run(
-        [Path(sys.executable).parent / "pypto", "transpile", "--target", "numpy", "-o"]
-        + [str(out), str(HERE / "data_sized_programs.py")]
-        + [a for s in sigs for a in ("--signature", s)],
-        check=True,
-        capture_output=True,
-    )
-    text = (out / "data_sized_programs.py").read_text()
-    assert ".shape[0]" in text
-    check = subprocess.run(
-        [Path(sys.executable).parent / "ruff", "check", "--isolated", str(out)],
-        capture_output=True,
-        text=True,
-    )
-    assert check.returncode == 0, check.stdout
     rng = np.random.default_rng(3)
     x = rng.standard_normal(20)
     A = rng.standard_normal((5, 6)).astype(np.float32)
     labels, values = rng.integers(0, 3, 12), rng.standard_normal(12)
-    code = (
-        "import sys, numpy as np, pickle\n"
-        f"sys.path.insert(0, {str(out)!r})\n"
-        "import data_sized_programs as m\n"
-        "x, A, labels, values = pickle.load(sys.stdin.buffer)\n"
-        "r = (m.positive_stats(x), m.sparse_pairs(A), m.label_means(labels, values))\n"
-        "assert 'pypto' not in sys.modules\n"
-        "sys.stdout.buffer.write(pickle.dumps(r))\n"
+    calls = "(m.positive_stats(args[0]), m.sparse_pairs(args[1]), m.label_means(*args[2:]))"
+    got, text = run_transpiled(
+        tmp_path, HERE / "data_sized_programs.py", sigs, calls, (x, A, labels, values)
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        input=pickle.dumps((x, A, labels, values)),
-        capture_output=True,
-    )
-    assert run.returncode == 0, run.stderr.decode()
-    got = pickle.loads(run.stdout)
+    assert ".shape[0]" in text
     want = (
         programs.positive_stats(x),
         programs.sparse_pairs(A),

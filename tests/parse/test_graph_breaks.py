@@ -2,8 +2,6 @@
 them compiled; against NumPy on the decorator path, in pypto transpile's module, on the CUDA
 target (emulator), with explain naming each break; and the calls that cannot be one."""
 
-import pickle
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import graph_break_helpers as helpers
 import graph_break_programs as programs
 import numpy as np
 import pytest
-from helpers import assert_same, assert_same_result, cuda_emulator
+from helpers import assert_same, assert_same_result, cuda_emulator, run_transpiled
 
 import pypto as ppto
 from pypto.dtypes import SUPPORTED
@@ -137,47 +135,16 @@ def test_a_tuple_result_is_one_equation_per_item_used():
 
 
 def test_the_transpiled_module_runs_without_pypto(tmp_path):
-    out = tmp_path / "out"
-    sig = "mahalanobis(f64[n,3]);top3_softmax(f64[n,m]);norm_ratio(f32[n,k])"
-    subprocess.run(
-        [Path(sys.executable).parent / "pypto", "transpile", "--target", "numpy", "-o"]
-        + [str(out), str(HERE / "graph_break_programs.py"), *_signatures(sig)],
-        check=True,
-        capture_output=True,
-    )
-    text = (out / "graph_break_programs.py").read_text()
-    assert "_call((np.linalg.inv, 'np.linalg.inv'" in text
-    check = subprocess.run(
-        [Path(sys.executable).parent / "ruff", "check", "--isolated", str(out)],
-        capture_output=True,
-        text=True,
-    )
-    assert check.returncode == 0, check.stdout
+    sigs = ["mahalanobis(f64[n,3])", "top3_softmax(f64[n,m])", "norm_ratio(f32[n,k])"]
     rng = np.random.default_rng(3)
     X, Y = rng.standard_normal((12, 3)), rng.standard_normal((4, 6))
     Z = rng.standard_normal((5, 2)).astype(np.float32)
-    code = (
-        "import sys, numpy as np, pickle\n"
-        f"sys.path.insert(0, {str(out)!r}); sys.path.append({str(HERE)!r})\n"
-        "import graph_break_programs as m\n"
-        "assert 'pypto' not in sys.modules\n"
-        "X, Y, Z = pickle.load(sys.stdin.buffer)\n"
-        "r = (m.mahalanobis(X), m.top3_softmax(Y), m.norm_ratio(Z))\n"
-        "assert 'pypto' not in sys.modules\n"
-        "sys.stdout.buffer.write(pickle.dumps(r))\n"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code], input=pickle.dumps((X, Y, Z)), capture_output=True
-    )
-    assert run.returncode == 0, run.stderr.decode()
-    got = pickle.loads(run.stdout)
+    calls = "(m.mahalanobis(args[0]), m.top3_softmax(args[1]), m.norm_ratio(args[2]))"
+    got, text = run_transpiled(tmp_path, HERE / "graph_break_programs.py", sigs, calls, (X, Y, Z))
+    assert "_call((np.linalg.inv, 'np.linalg.inv'" in text
     want = (programs.mahalanobis(X), programs.top3_softmax(Y), programs.norm_ratio(Z))
     for g, w in zip(got, want):
         assert_same(g, w, rtol=1e-5 if w.dtype == np.float32 else 1e-12)
-
-
-def _signatures(text):
-    return [a for s in text.split(";") for a in ("--signature", s)]
 
 
 # -- the CUDA target on the CPU emulator ---------------------------------------------------------
