@@ -227,6 +227,12 @@ class Fuser:
             return False, "store", "the result of a slice assignment is materialized"
         for c, i, _ in inside:
             cf = family(c)
+            if c.out.type.weak and not p.out.type.weak:
+                return (
+                    False,
+                    "python-number",
+                    "a Python number (float(x), x.item(), bool(...)) is read from the array",
+                )
             if cf == "store" and i == 0:
                 return False, "store", "the array a slice assignment writes into is materialized"
             if cf in HEAVY:

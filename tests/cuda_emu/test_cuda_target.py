@@ -228,6 +228,26 @@ def test_compiled_functions_given_gpu_arrays_run_on_the_cuda_target(tools):
     assert cp.launches == ["graph_k0"]
 
 
+def _python_numbers(u):
+    total = u.sum().item()
+    top = float(np.max(u))
+    positive = bool(np.all(u > 0))
+    return total + top, positive, int(np.argmax(u))
+
+
+def test_python_numbers_read_from_device_reductions(tools):
+    """float(x.max()), x.sum().item(), bool(np.all(...)): the reduction runs on the device,
+    its 0-d result is read into a Python number (they were fused into one kernel, which the
+    host could not read from)."""
+    cp = make_cupy(order="random", seed=2)
+    u = np.random.default_rng(3).standard_normal((7, 9))
+    got = ppto.compile(_python_numbers)(cp.device(u))
+    want = _python_numbers(u)
+    assert [type(g) for g in got] == [type(w) for w in want]
+    assert got[1:] == want[1:] and abs(got[0] - want[0]) <= 1e-12 * abs(want[0]) + 1e-12
+    assert cp.launches
+
+
 # -- NumPy's scalar semantics, op by op ----------------------------------------------------------
 INT_BINARY = ["add", "subtract", "multiply", "floor_divide", "mod", "maximum", "minimum",
               "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "equal",
