@@ -28,6 +28,7 @@ from .errors import (
 from .explain import explain
 from .ir import Graph
 from .ops.custom import register_operator, unregister_operator
+from .ops.grids import mgrid, ogrid
 from .registry import REGISTRY
 from .tracer import run
 from .verify import verify
@@ -101,7 +102,9 @@ __all__ = [
     "cache_clear",
     "compile",
     "explain",
+    "mgrid",
     "newaxis",
+    "ogrid",
     "register_operator",
     "run",
     "tensor",

@@ -272,6 +272,10 @@ class Tensor:
     # -- NumPy dispatch: np.sin(t), np.sum(t, axis=1), ... build lazy nodes ------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         op = REGISTRY.for_numpy(ufunc)
+        if method in ("reduce", "accumulate", "outer"):
+            from .ops.ufunc_methods import ufunc_method
+
+            return ufunc_method(ufunc, method, inputs, kwargs)
         if method != "__call__" or op is None or kwargs:
             what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
             extra = f" with {', '.join(kwargs)}=" if kwargs and op is not None else ""
@@ -339,6 +343,12 @@ class Tensor:
 
     def min(self, axis=None, keepdims=False):
         return _op("min")(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _op("argmax")(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _op("argmin")(self, axis=axis, out=out, keepdims=keepdims)
 
     def any(self, axis=None, keepdims=False):
         return _op("any")(self, axis=axis, keepdims=keepdims)

@@ -91,6 +91,12 @@ class UnsupportedError(PyptoError, NotImplementedError):
     code = "PPT101"
 
 
+class HostOnly(UnsupportedError):
+    """A variant of a native op that PyPTO computes as the original call: raised by an op's
+    API before it builds anything, the tracer turns the call into a graph break (in the lazy
+    API, where there is none, it is the UnsupportedError it derives from)."""
+
+
 class TranspileError(PyptoError):
     """``pypto transpile`` cannot do what it is asked (a bad signature, a file that fails)."""
 

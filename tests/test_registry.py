@@ -29,6 +29,7 @@ OP_TEST_MODULES = [
     "ops.test_stores",
     "ops.test_attention_op",
     "ops.test_numpy_functions",
+    "ops.test_numpy_library",
     "parse.test_graph_breaks",
 ]
 

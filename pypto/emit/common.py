@@ -273,7 +273,8 @@ __all__ = [
 def function_code(fn) -> tuple[str | None, str | None]:
     """How a generated module names ``fn`` (a graph break's function: ops/host_calls.py), and
     its path under NumPy ("linalg.solve", what CuPy's function of the same name is found by):
-    ``np.<path>`` for NumPy's, ``__import__(module).<name>`` for another importable module's;
+    ``np.<path>`` for NumPy's, ``__import__(module).<name>`` for another importable module's,
+    the name of a runtime helper (path "*" where it takes device arrays as they are);
     (None, None) for a function no module name reaches (a closure, a lambda)."""
     import sys
 
@@ -284,6 +285,8 @@ def function_code(fn) -> tuple[str | None, str | None]:
     module, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if not module or not qual or "<" in qual:
         return None, None
+    if module == "pypto.emit.runtime.numpy_helpers":  # a helper of the generated code's runtime
+        return qual, "*" if getattr(fn, "any_array", False) else None
     if module == "numpy" or module.startswith("numpy."):
         for path in (f"{module[6:]}.{qual}".lstrip("."), getattr(fn, "__name__", "")):
             if _reached(np, path) is fn:

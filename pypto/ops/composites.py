@@ -508,6 +508,21 @@ def _isclose(a, b, rtol, atol, equal_nan):
 _composite("isclose", isclose, _isclose, np.isclose, (np.isclose,))
 
 
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``bool(np.all(np.isclose(a, b, ...)))``: a Python bool, as NumPy returns."""
+    isclose(a, b, rtol, atol, equal_nan)  # (its argument checks)
+    attrs = {"rtol": float(rtol), "atol": float(atol), "equal_nan": bool(equal_nan)}
+    return apply("allclose", (a, b), attrs)
+
+
+def _allclose(a, b, rtol, atol, equal_nan):
+    every = _isclose(a, b, rtol, atol, equal_nan).all()
+    return apply("astype", (every,), {"dtype": np.dtype(bool), "weak": True})
+
+
+_composite("allclose", allclose, _allclose, np.allclose, (np.allclose,))
+
+
 # -- roll -----------------------------------------------------------------------------------------
 def roll(a, shift, axis=None):
     """``a`` rolled by ``shift`` along ``axis`` (None: the flattened array, then its shape

@@ -83,6 +83,29 @@ _filled("ones", 1, "An array of ones (default dtype float64).")
 _filled("empty", 0, "An array with unspecified contents (PyPTO gives zeros).")
 
 
+def ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    """``np.ndarray(shape, dtype)``: a new array with unspecified contents (``np.empty``: zeros
+    here). Over a ``buffer`` (a view of other memory) or with ``strides``, it is refused."""
+    if buffer is not None or strides is not None or offset:
+        raise UnsupportedError(
+            "np.ndarray over a buffer or with strides (a view of other memory)",
+            hint="use np.empty(shape, dtype) for a new array",
+        )
+    return apply("ndarray", (), {"shape": shape, "dtype": dtype})
+
+
+register(
+    OpDef(
+        "ndarray",
+        "composite",
+        ndarray,
+        expand=lambda shape, dtype: full(shape, 0, dtype=dtype),
+        impl=lambda shape, dtype: np.empty(shape, dtype),
+        numpy=(np.ndarray,),
+    )
+)
+
+
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array like ``a`` (shape, dtype) filled with ``fill_value``."""
     return apply("full_like", (a, fill_value), {"dtype": dtype, "shape": shape})

@@ -1,7 +1,7 @@
 """Calls: NumPy functions (through the registry), array methods, ``math`` and builtins on
-scalars, ``ufunc.outer``, dtype constructors, ppto ops, and helpers of the same module (inlined
-with their own names; arrays are passed by reference, so a helper's in-place write is seen by
-the caller, as in Python).
+scalars, the ufunc methods ``outer`` / ``reduce`` / ``accumulate``, dtype constructors, ppto
+ops, and helpers of the same module (inlined with their own names; arrays are passed by
+reference, so a helper's in-place write is seen by the caller, as in Python).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import api
 from ..dtypes import weak_dtype
-from ..errors import execution_error
+from ..errors import HostOnly, execution_error
+from ..ops.ufunc_methods import ufunc_method
 from ..registry import REGISTRY
 from ..symbolic import Expr, Sym, SymFloat, is_nonneg, smax, smin
 from .source import helper_source
@@ -82,13 +83,28 @@ class Calls:
         if func in MATH:
             return self.call_math(func, args, kwargs, node)
         owner = getattr(func, "__self__", None)
-        if isinstance(owner, np.ufunc) and getattr(func, "__name__", "") == "outer":
-            return self.ufunc_outer(owner, args, kwargs, node)
+        if isinstance(owner, np.ufunc):  # np.add.reduce, np.add.accumulate, np.add.outer
+            if func.__name__ == "at":  # np.add.at(x, idx, v): a write (parse/index_arrays.py)
+                return self.ufunc_at(owner, args, kwargs, node)
+            try:
+                return ufunc_method(
+                    owner,
+                    func.__name__,
+                    tuple(self.operand(a) for a in args),
+                    {k: self.operand(v) for k, v in kwargs.items()},
+                )
+            except HostOnly:
+                return self.break_graph(func, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, np.generic):
             return self.convert(func, args, kwargs, node)
         op = REGISTRY.for_numpy(func) or REGISTRY.for_api(func)
         if op is not None:
-            return self.call_op(op, args, kwargs, node)
+            try:
+                return self.call_op(op, args, kwargs, node)
+            except HostOnly:  # a variant PyPTO has no kernel for: NumPy's call as written
+                if REGISTRY.for_numpy(func) is None:
+                    raise
+                return self.break_graph(func, args, kwargs, node)
         if inspect.isfunction(func) and helper_source(func, self.frames[-1].src) is not None:
             return self.inline(func, args, kwargs, node)
         return self.break_graph(func, args, kwargs, node)
@@ -166,15 +182,6 @@ class Calls:
             )
         return result
 
-    def ufunc_outer(self, ufunc, args, kwargs, node):
-        op = REGISTRY.for_numpy(ufunc)
-        if op is None or kwargs or len(args) != 2:
-            raise self.unsupported(
-                node, f"np.{ufunc.__name__}.outer with these arguments", code="PPT104"
-            )
-        a, b = (self.as_tensor(v) for v in args)
-        return op.api(a[(Ellipsis,) + (None,) * b.ndim], b)
-
     def convert(self, scalar_type, args, kwargs, node):
         """``np.float32(x)``: a NumPy scalar of a number, an astype of a tensor."""
         if kwargs or len(args) != 1:
@@ -206,6 +213,8 @@ class Calls:
             result = getattr(t, name)(*plain, **plain_kw)
         except TypeError as e:
             raise self.unsupported(node, f".{name}(): {e}", code="PPT206") from None
+        except HostOnly:  # x.argmax() of complex values: NumPy's np.argmax(x), a graph break
+            return self.break_graph(getattr(np, name), [obj, *args], kwargs, node)
         if name in VIEW_METHODS and isinstance(obj, View) and self.is_array(obj.base, t):
             return View(
                 result, obj.base, obj.ops + (ViewOp(name, tuple(plain), plain_kw, method=True),)

@@ -23,7 +23,7 @@ import numpy as np
 from .. import api
 from ..cache import MISSING
 from ..errors import UnsupportedError, execution_error
-from ..ops.host_calls import SLOT
+from ..ops.grids import GRIDS, grid
 from ..registry import REGISTRY
 from ..shapes import make_guard, size_of
 from ..symbolic import Expr, SymFloat, smax
@@ -76,6 +76,8 @@ TENSOR_METHODS = frozenset(
         "prod",
         "any",
         "all",
+        "argmax",
+        "argmin",
         "var",
         "std",
         "cumsum",
@@ -263,6 +265,8 @@ class Expressions:
         index = self.index_of(node)
         if is_tensor(base):
             return self.getitem(base, index)
+        if id(base) in GRIDS:  # np.mgrid[0:n, 0:m], np.ogrid[...]
+            return grid(index, GRIDS[id(base)])
         if isinstance(base, (tuple, list, str)):
             items = index if isinstance(index, tuple) else (index,)
             if any(isinstance(i, Expr) for i in items) or any(
@@ -324,34 +328,6 @@ class Expressions:
         if scalar or not isinstance(base, View):  # a full integer index copies one element
             return REGISTRY["getitem"].api(t, index)
         return self.view_call(base, "getitem", (index,), {})
-
-    def gather(self, t, items):
-        """``x[idx]``, ``x[:, idx]``: one index of integers known only at run time (an index
-        array, or a run-time integer such as a loop-carried counter), the other axes whole:
-        NumPy's ``np.take(x, idx, axis)``, a graph break (ops/host_calls.py) with the shape
-        NumPy gives (``idx``'s shape in place of the axis). None for anything else."""
-        tensors = [k for k, i in enumerate(items) if is_tensor(i)]
-        if len(tensors) != 1 or len(items) > t.ndim:
-            return None
-        axis = tensors[0]
-        idx = self.tensor(items[axis])
-        if idx.dtype.kind not in "iu" or not all(
-            isinstance(i, slice) and i == slice(None) for k, i in enumerate(items) if k != axis
-        ):
-            return None
-        shape = (*t.shape[:axis], *idx.shape, *t.shape[axis + 1 :])
-        attrs = {
-            "fn": np.take,
-            "name": "np.take (an index array)",
-            "template": (SLOT, SLOT),
-            "kwargs": (("axis", axis),),
-            "item": None,
-            "array": bool(shape),
-            "out_dtype": t.dtype,
-            "out_shape": tuple(shape),
-            "sized": (),
-        }
-        return api.apply("host_call", (t, idx), attrs)
 
     # -- operators --------------------------------------------------------------------------------
     def eval_BinaryOperation(self, node):

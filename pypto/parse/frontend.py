@@ -28,13 +28,14 @@ from ..symbolic import Sym, as_symbol
 from ..types import ArgSpec, TensorType
 from .calls import Calls
 from .expressions import Expressions
+from .index_arrays import IndexArrays
 from .masks import Masks
 from .source import Frame, FunctionSource
 from .statements import Return, Statements
 from .values import Ref, SymCond, Undefined, View, ViewRef
 
 
-class Tracer(Expressions, Calls, Masks, Statements):
+class Tracer(Expressions, Calls, IndexArrays, Masks, Statements):
     MAX_INLINE_DEPTH = 32
 
     def __init__(self, src: FunctionSource, specs: dict[str, ArgSpec], env: dict):

@@ -175,7 +175,11 @@ class Statements(Returns):
         mask = self.mask_of(index)
         if mask is not None:  # parse/masks.py
             return self.store_mask(base, mask, value, node)
-        for item in index if isinstance(index, tuple) else (index,):
+        items = index if isinstance(index, tuple) else (index,)
+        items = tuple(self.as_tensor(i) if is_tensor(i) else i for i in items)
+        if self.scatter(base, items, value, node):  # parse/index_arrays.py
+            return None
+        for item in items:
             if is_tensor(item) or isinstance(item, (list, np.ndarray)):
                 mask = is_tensor(item) and self.as_tensor(item).dtype == np.dtype(bool)
                 raise self.unsupported(

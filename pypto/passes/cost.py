@@ -78,6 +78,9 @@ class _Cost:
         generated = BLOCK + KERNEL * len(plan.kernels)
         saved = 0
         for k in plan.kernels:
+            for e in k.body.eqns:  # a scatter copies its array (parse/index_arrays.py)
+                if e.op == "host_call" and getattr(e.params["fn"], "copies", False):
+                    generated = add(generated, mul(PASS, _at(size_of(e.out.type.shape), bounds)))
             fused = len(k.ops) - 1
             if fused > 0:
                 beyond = smax(add(_at(size_of(k.domain), bounds), -SMALL), 0)

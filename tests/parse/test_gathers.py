@@ -59,13 +59,15 @@ def test_csr_matvec_matches_the_dense_product(dtype):
     assert_same(got, want, rtol=tol, atol=tol)
 
 
-def test_a_scatter_through_an_index_array_stays_refused():
+def test_a_scatter_mixing_an_index_array_with_a_slice_stays_refused():
+    """(scatters through index arrays alone: tests/parse/test_index_arrays.py)"""
+
     def f(x, idx):
-        x[idx] = 0.0
+        x[idx, 1:3] = 0.0
         return x
 
     with pytest.raises(ppto.UnsupportedError) as info:
-        ppto.compile(f)(np.ones(4), np.array([1, 2]))
+        ppto.compile(f)(np.ones((4, 4)), np.array([1, 2]))
     assert info.value.code == "PPT105"
 
 

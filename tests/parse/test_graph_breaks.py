@@ -104,13 +104,17 @@ def test_programs_match_numpy(name, dtype):
         _same(compiled(*args), fn(*args), dtype)
 
 
+# programs whose calls became native ops (np.einsum, np.argmax, np.linalg.norm): no break left
+NATIVE_NOW = {"bilinear", "one_hot_argmax", "norm_ratio"}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_explain_names_each_break_with_its_line(name):
     fn = getattr(programs, name)
     text = str(ppto.explain(fn, *_inputs(name, np.random.default_rng(0), "float64", 6)))
     breaks = [line for line in text.splitlines() if line.startswith("graph break at")]
     source = Path(programs.__file__).read_text().splitlines()
-    assert breaks
+    assert bool(breaks) == (name not in NATIVE_NOW), breaks
     for line in breaks:
         where = line.split()[3]  # graph_break_programs.py:LINE
         lineno = int(where.split(":")[1])

@@ -203,7 +203,7 @@ def _cupy_function(cp, path):
 def _cuda_call(cp, spec, path, *args, **kwargs):
     """A graph break on the CUDA target: CuPy's function of the same name on the device
     arrays, or (CuPy has none) the NumPy call on host copies, its result copied back."""
-    same = _cupy_function(cp, path)
+    same = spec[0] if path == "*" else _cupy_function(cp, path)  # "*": any array type
     if same is not None:
         out = same(*args, **kwargs)
         return _checked(spec, out, (args, tuple(kwargs.values())), cp)

@@ -416,6 +416,32 @@ def _checked(spec, out, args, xp=np):
     return result
 
 
+def _gather(x, axis, *index):
+    """``x[:, ..., i0, i1, ...]``: index arrays (or integers) on the axes from ``axis`` on, as
+    NumPy's advanced indexing reads them (any array type: CuPy's on the device)."""
+    return x[(slice(None),) * axis + index]
+
+
+def _scatter(x, value, axis, *index):
+    """A copy of ``x`` with ``x[:, ..., i0, i1, ...] = value`` (NumPy's ``__setitem__``: the
+    value broadcast and cast, the last of repeated indices wins; any array type)."""
+    out = x.copy()
+    out[(slice(None),) * axis + index] = value
+    return out
+
+
+def _ufunc_at(x, value, axis, *index, ufunc):
+    """A copy of ``x`` with ``np.<ufunc>.at(x, index, value)`` applied (repeated indices
+    accumulate)."""
+    out = x.copy()
+    getattr(np, ufunc).at(out, (slice(None),) * axis + index, value)
+    return out
+
+
+_gather.any_array = _scatter.any_array = True  # (the CUDA target calls them on device arrays)
+_scatter.copies = _ufunc_at.copies = True  # (the cost model counts the copy: passes/cost.py)
+
+
 def _call(spec, *args, **kwargs):
     """A graph break (ops/host_calls.py): ``spec[0]`` called as the source calls it, on
     read-only views of its array arguments (spec: fn, name as written, tuple item, shape,
