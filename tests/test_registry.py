@@ -30,6 +30,7 @@ OP_TEST_MODULES = [
     "ops.test_attention_op",
     "ops.test_numpy_functions",
     "ops.test_numpy_library",
+    "ops.test_einsum",
     "parse.test_graph_breaks",
 ]
 

@@ -139,6 +139,8 @@ def attr_code(v, dim=dim_code) -> str:
 
     if isinstance(v, np.dtype):
         return f"np.dtype({v.name!r})"
+    if isinstance(v, type) and issubclass(v, np.generic):  # dtype=np.float32 in a graph break
+        return f"np.{np.dtype(v).type.__name__}"
     if isinstance(v, Expr):
         return dim(v)
     if isinstance(v, tuple):

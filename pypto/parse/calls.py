@@ -15,6 +15,7 @@ import numpy as np
 from .. import api
 from ..dtypes import weak_dtype
 from ..errors import HostOnly, execution_error
+from ..ops.einsum import returns_view as einsum_view
 from ..ops.ufunc_methods import ufunc_method
 from ..registry import REGISTRY
 from ..symbolic import Expr, Sym, SymFloat, is_nonneg, smax, smin
@@ -169,6 +170,11 @@ class Calls:
         except TypeError as e:
             raise self.unsupported(node, f"{op.name}(): {e}", code="PPT206") from None
         result = op.api(*plain, **plain_kw)
+        if op.name == "einsum" and len(args) == 2 and einsum_view(plain[0]):  # ("ij->ji", x)
+            first = args[1]
+            if isinstance(first, View) and self.is_array(first.base, first.tensor):
+                step = ViewOp("einsum", (plain[0],), plain_kw, at=1)
+                return View(result, first.base, first.ops + (step,))
         if (
             (op.view or op.name in VIEW_OPS)
             and args

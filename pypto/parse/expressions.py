@@ -104,6 +104,11 @@ def is_tensor(v) -> bool:
     return isinstance(v, (View, api.Tensor, SymCond))
 
 
+def run_time_slice(i) -> bool:
+    """A slice with a bound known only at run time (``p[i]:p[i + 1]``)."""
+    return isinstance(i, slice) and any(isinstance(b, api.Tensor) for b in (i.start, i.stop))
+
+
 def is_host(v) -> bool:
     """A value computed at compile time (not a tensor)."""
     return not is_tensor(v)
@@ -288,13 +293,19 @@ class Expressions:
     def index_item(self, s):
         if isinstance(s, cst.Slice):
             bounds = [None if b is None else self.eval(b) for b in (s.lower, s.upper, s.step)]
-            for b, part in zip(bounds, (s.lower, s.upper, s.step)):
-                if is_tensor(b):
-                    raise self.unsupported(
+            for k, (b, part) in enumerate(zip(bounds, (s.lower, s.upper, s.step))):
+                if not is_tensor(b):
+                    continue
+                t = self.tensor(b)
+                if k == 2 or t.ndim or t.dtype.kind not in "iu":  # (a start or stop integer
+                    raise self.unsupported(  # known at run time: parse/index_arrays.py)
                         part,
-                        "a slice bound known only at run time",
-                        hint="slice bounds must be sizes, integer parameters or loop variables",
+                        "a slice step known only at run time"
+                        if k == 2
+                        else "a slice bound known only at run time that is not an integer",
+                        hint="slice steps must be constants; bounds integers",
                     )
+                bounds[k] = t
             return slice(*bounds)
         if s.star is not None:
             raise self.unsupported(s, "unpacking with * in an index")
@@ -319,6 +330,8 @@ class Expressions:
         elif is_tensor(index):
             index = self.tensor(index)
         items = index if isinstance(index, tuple) else (index,)
+        if any(run_time_slice(i) for i in items):  # x[p[i]:p[i + 1]] (parse/index_arrays.py)
+            return self.slice_at_run_time(base, items)
         gathered = self.gather(t, items)
         if gathered is None:
             gathered = self.masked_read(t, index)
@@ -597,7 +610,8 @@ class Expressions:
         if isinstance(v, SymCond):
             raise self.unsupported(
                 node,
-                "a condition on a loop variable here",
+                "a condition on a size only the run knows (a loop variable, a size the values "
+                "decide) here",
                 hint="decide it in an `if` statement",
                 code="PPT106",
             )

@@ -341,10 +341,13 @@ class Tracer(Expressions, Calls, IndexArrays, Masks, Statements):
         return False
 
     def apply_view_op(self, op, t):
+        if op.op == "run_time_slice":  # not an op: a graph break (parse/index_arrays.py)
+            return self.read_slice(t, *op.args)
 
         if op.method:
             return getattr(t, op.op)(*op.args, **op.kwargs)
-        return REGISTRY[op.op].api(t, *op.args, **op.kwargs)
+        args = (*op.args[: op.at], t, *op.args[op.at :])
+        return REGISTRY[op.op].api(*args, **op.kwargs)
 
     # -- name binding ---------------------------------------------------------------------------
     @property

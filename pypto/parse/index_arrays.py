@@ -1,5 +1,6 @@
-"""Index arrays: gathers ``x[idx]``, ``x[:, idx]``, ``x[rows, cols]``, scatters
-``x[idx] = v`` (and ``x[idx] op= v``) and ``np.add.at(x, idx, v)``, as graph breaks.
+"""Index values known only at run time: gathers ``x[idx]``, ``x[:, idx]``, ``x[rows, cols]``,
+scatters ``x[idx] = v`` (and ``x[idx] op= v``), ``np.add.at(x, idx, v)`` and slices with run-time
+bounds ``x[p[i]:p[i + 1]]``, as graph breaks.
 
 One rule decides what counts (``index_arrays``): integer arrays, or integers known only at run
 time, on consecutive axes, every other axis whole (``x[:, i, j]``); NumPy then puts the
@@ -11,6 +12,13 @@ wins), written back into ``x`` as any store is (an argument's caller sees it). `
 (any binary ufunc's ``at``) likewise, repeated indices accumulating (``_ufunc_at``; on the CUDA
 target NumPy's, through host copies). The copy costs the whole array per write: the cost model
 counts it, so a loop of small scatters runs as the original code.
+
+A slice whose start or stop is an integer known only at run time has a length the values decide:
+``_slice_read`` (a graph break) whose result's length is a size symbol bound when it has run
+(function.Bind). NumPy's slice is a view: here the read is a view step of the array's name
+(``run_time_slice``), so a name holding it is read again after a write into the array; a write
+``x[a:b] = v`` (the other axes whole) is ``_slice_write``, a copy with the write, written back;
+a write through such a view held by a name, or with other indices, is refused (PPT105).
 """
 
 from __future__ import annotations
@@ -18,11 +26,19 @@ from __future__ import annotations
 import numpy as np
 
 from .. import api
-from ..emit.runtime.numpy_helpers import _gather, _scatter, _ufunc_at
+from ..emit.runtime.numpy_helpers import (
+    _gather,
+    _scatter,
+    _slice_read,
+    _slice_write,
+    _ufunc_at,
+)
+from ..errors import UnsupportedError
 from ..ops.host_calls import SLOT
+from ..registry import REGISTRY
 from ..shapes import broadcast_shapes
-from .expressions import is_tensor
-from .values import View
+from .expressions import is_tensor, run_time_slice
+from .values import View, ViewOp
 
 
 class IndexArrays:
@@ -64,7 +80,92 @@ class IndexArrays:
         index_shape = broadcast_shapes(self.ctx, *(a.shape for a in arrays))
         return (*t.shape[:axis], *index_shape, *t.shape[axis + len(arrays) :])
 
-    def _index_call(self, fn, name, template, kwargs, operands, dtype, shape):
+    # -- slices with run-time bounds ------------------------------------------------------------
+    def _run_time_axis(self, items, what: str) -> int:
+        dyn = [k for k, i in enumerate(items) if run_time_slice(i)]
+        if len(dyn) > 1 or any(i is None or i is Ellipsis for i in items[: dyn[0]]):
+            raise UnsupportedError(
+                f"{what} with several run-time slices, or after None or ...",
+                hint="slice one axis at a time",
+                site=self.site,
+                code="PPT101" if what == "a read" else "PPT105",
+            )
+        return dyn[0]
+
+    def slice_at_run_time(self, base, items):
+        """``x[..., p[i]:p[i + 1], ...]``: the run-time slice (``read_slice``), then the other
+        indices; a view step of ``base``'s name where it is one."""
+        t = self.tensor(base)
+        axis = self._run_time_axis(items, "a read")
+        s = items[axis]
+        rest = items[:axis] + (slice(None),) + items[axis + 1 :]
+        whole = all(isinstance(i, slice) and i == slice(None) for i in rest)
+        if isinstance(base, View) and self.is_array(base.base, t):
+            step = ViewOp("run_time_slice", (axis, s))
+            view = View(self.read_slice(t, axis, s), base.base, base.ops + (step,))
+            return view if whole else self.getitem(view, rest)
+        sliced = self.read_slice(t, axis, s)
+        return sliced if whole else self.getitem(sliced, rest)
+
+    def _slice_operands(self, s, axis):
+        operands, template = [], [axis]
+        for b in (s.start, s.stop):
+            if isinstance(b, api.Tensor):
+                operands.append(b)
+                template.append(SLOT)
+            else:
+                template.append(b)
+        return operands, (*template, s.step)
+
+    def read_slice(self, t, axis: int, s: slice):
+        """``t[:, ..., s]`` along ``axis``: a graph break whose length along it is a new size
+        symbol, bound when it has run."""
+        operands, template = self._slice_operands(s, axis)
+        n = t.shape[axis]
+        shape = (*t.shape[:axis], self.size_symbol(), *t.shape[axis + 1 :])
+        out = self._index_call(
+            _slice_read,
+            "x[a:b] (run-time bounds)",
+            (SLOT, *template),
+            (),
+            (t, *operands),
+            t.dtype,
+            shape,
+            sized=((axis, n),),
+        )
+        self.bind_sized(out)
+        return out
+
+    def write_slice(self, base, items, value, node) -> None:
+        """``x[..., a:b, ...] = value`` with a run-time bound, the other axes whole."""
+        axis = self._run_time_axis(items, "a write")
+        others = [i for k, i in enumerate(items) if k != axis]
+        if base.ops or not all(isinstance(i, slice) and i == slice(None) for i in others):
+            raise self.unsupported(
+                node,
+                "a write through a slice with run-time bounds and other indices or views",
+                hint="write x[a:b] = v into the array itself (the other axes whole)",
+                code="PPT105",
+            )
+        t = base.tensor
+        region = self.read_slice(t, axis, items[axis])  # (the value fits it: NumPy's checks)
+        t = base.tensor if base.tensor._builder is self.builder else self.read_ref(base.base)
+        if isinstance(value, View):
+            value = self.current(value)
+        stored = REGISTRY["store"].api(region, self.operand(value), (Ellipsis,))
+        operands, template = self._slice_operands(items[axis], axis)
+        new = self._index_call(
+            _slice_write,
+            "x[a:b] = v (run-time bounds)",
+            (SLOT, SLOT, *template),
+            (),
+            (t, stored, *operands),
+            t.dtype,
+            t.shape,
+        )
+        self.write_ref(base.base, new)
+
+    def _index_call(self, fn, name, template, kwargs, operands, dtype, shape, sized=()):
         attrs = {
             "fn": fn,
             "name": name,
@@ -74,7 +175,7 @@ class IndexArrays:
             "array": bool(shape),
             "out_dtype": dtype,
             "out_shape": tuple(shape),
-            "sized": (),
+            "sized": sized,
         }
         return api.apply("host_call", operands, attrs)
 
@@ -85,7 +186,7 @@ class IndexArrays:
         found = self.index_arrays(t, items)
         if found is None:
             return False
-        self._write_at(base, found, value, _scatter, "x[idx] = v", (), node)
+        self.write_at(base, found, value, "x[idx] = v", node)
         return True
 
     def ufunc_at(self, ufunc, args, kwargs, node):
@@ -112,9 +213,11 @@ class IndexArrays:
                 code="PPT105",
             )
         kw = (("ufunc", ufunc.__name__),)
-        self._write_at(base, found, value, _ufunc_at, f"{what}", kw, node)
+        self.write_at(base, found, value, what, node, _ufunc_at, kw)
 
-    def _write_at(self, base, found, value, fn, name, kwargs, node):
+    def write_at(self, base, found, value, name, node, fn=_scatter, kwargs=()):
+        """``base`` becomes a copy of itself with the write ``fn`` (``_scatter``: NumPy's
+        ``__setitem__``) of ``value`` at ``found`` (axis, index arrays) applied."""
         axis, arrays = found
         t = base.tensor
         if isinstance(value, View):  # a view reads its base as it is now

@@ -5,8 +5,8 @@ leading shape) holds. Its selection ``a[mask]`` has a size the values decide, bu
 does not: ``a`` becomes ``np.where(mask, v, a)`` (``v`` cast as a store casts it; the mask
 broadcast over ``a``'s trailing axes), an elementwise op that fuses with what made the mask
 and the value. ``v`` must broadcast to the trailing shape ``a.shape[mask.ndim:]`` (a scalar,
-a row): a ``v`` with the selection's length along its first axis depends on the values and is
-refused (PPT105), except an elementwise expression of reads with the same mask
+a row); a ``v`` with the selection's length along its first axis is NumPy's own assignment, a
+graph break (parse/index_arrays.py), except an elementwise expression of reads with the same mask
 (``z[m] = z[m] ** 2 + c[m]``, ``a[m] = np.exp(-b[m])``: ``np.where(m, z ** 2 + c, z)``, the
 expression over whole arrays; its other operands must be numbers).
 ``a[mask] op= v`` is ``a op v`` over every element (NumPy's ``same_kind`` cast back), kept where
@@ -22,6 +22,7 @@ import libcst.matchers as matchers
 import numpy as np
 
 from .. import api
+from ..emit.runtime.numpy_helpers import _gather
 from ..errors import execution_error
 from ..ops.host_calls import SLOT
 from ..registry import REGISTRY
@@ -31,8 +32,12 @@ from .expressions import is_tensor
 from .values import View
 
 
+def _is_mask(tracer, item) -> bool:
+    return is_tensor(item) and tracer.as_tensor(item).dtype == np.dtype(bool)
+
+
 class Masks:
-    def mask_of(self, index):
+    def mask_of(self, index):  # (a mask among other indices: masked_read)
         """The boolean tensor ``index`` is (a lone mask), else None."""
         item = index[0] if isinstance(index, tuple) and len(index) == 1 else index
         if is_tensor(item) and not isinstance(item, tuple):
@@ -87,32 +92,47 @@ class Masks:
         return True
 
     def masked_read(self, t, index):
-        """``x[mask]`` read (not in a masked assignment): the selected elements in NumPy's
-        order, a graph break (``operator.getitem``, CuPy's own on the CUDA target) whose
-        length the values decide: a size symbol bound when it has run (function.Bind). None
-        where ``index`` is not a lone boolean mask."""
+        """``x[mask]``, ``A[:, mask]``, ``A[mask, :]`` read (not in a masked assignment): the
+        selected elements in NumPy's order, a graph break (``operator.getitem``; the runtime's
+        ``_gather`` for a mask after whole axes) whose length the values decide: a size symbol
+        bound when it has run (function.Bind). None where ``index`` is not one boolean mask
+        with the other axes whole."""
         mask = self.mask_of(index)
+        axis = 0
         if mask is None:
-            return None
-        self._mask_fits(mask, t)
+            items = index if isinstance(index, tuple) else (index,)
+            masks = [k for k, i in enumerate(items) if _is_mask(self, i)]
+            whole = all(
+                isinstance(i, slice) and i == slice(None)
+                for k, i in enumerate(items)
+                if k not in masks
+            )
+            if len(masks) != 1 or not whole or len(items) > t.ndim:
+                return None
+            axis, mask = masks[0], self.as_tensor(items[masks[0]])
+        self._mask_fits(mask, t, axis)
         var = self.size_symbol()
+        if axis == 0:
+            fn, name, template = operator.getitem, "x[mask]", (SLOT, SLOT)
+        else:
+            fn, name, template = _gather, "x[:, mask]", (SLOT, axis, SLOT)
         attrs = {
-            "fn": operator.getitem,
-            "name": "x[mask]",
-            "template": (SLOT, SLOT),
+            "fn": fn,
+            "name": name,
+            "template": template,
             "kwargs": (),
             "item": None,
             "array": True,
             "out_dtype": t.dtype,
-            "out_shape": (var, *t.shape[mask.ndim :]),
-            "sized": ((0, size_of(mask.shape)),),
+            "out_shape": (*t.shape[:axis], var, *t.shape[axis + mask.ndim :]),
+            "sized": ((axis, size_of(mask.shape)),),
         }
         out = api.apply("host_call", (t, mask), attrs)
         self.bind_sized(out)
         return out
 
-    def _mask_fits(self, mask, a) -> None:
-        if mask.ndim > a.ndim:
+    def _mask_fits(self, mask, a, axis: int = 0) -> None:
+        if mask.ndim + axis > a.ndim:
             raise execution_error(
                 IndexError(
                     f"too many indices for array: array is {a.ndim}-dimensional, but "
@@ -121,9 +141,9 @@ class Masks:
                 "too many indices for array",
                 site=self.site,
             )
-        for axis, (m, d) in enumerate(zip(mask.shape, a.shape)):
+        for k, (m, d) in enumerate(zip(mask.shape, a.shape[axis:])):
             text = (
-                f"boolean index did not match indexed array along axis {axis}; size of axis "
+                f"boolean index did not match indexed array along axis {axis + k}; size of axis "
                 "is {} but size of corresponding boolean axis is {}"
             )
             breach = Breach(IndexError, text, (d, m), site=self.site)
@@ -137,13 +157,11 @@ class Masks:
         self._mask_fits(mask, a)
         rest = a.ndim - mask.ndim
         if is_tensor(value) and self.as_tensor(value).ndim > rest and not whole:
-            raise self.unsupported(
-                node,
-                "a boolean-mask assignment of an array with an axis for the selected elements "
-                "(its length depends on the values)",
-                hint="write np.where(mask, value, x) with value of x's shape",
-                code="PPT105",
-            )
+            # a value with an axis for the selected elements (as long as the selection): NumPy's
+            # own assignment, a graph break (parse/index_arrays.py); op=: the selection read
+            if op is not None:
+                value = self.in_place(op, self.masked_read(a, mask), value, node)
+            return self.write_at(base, (0, (mask,)), value, "x[mask] = v", node)
         if op is not None:
             new = self.in_place(op, base, value, node)
         else:

@@ -32,7 +32,7 @@ from ..registry import REGISTRY
 from ..shapes import ShapeContext
 from ..symbolic import Expr, Sym, free_symbols
 from ..types import TensorType
-from .expressions import BINARY, is_host, is_size, is_tensor
+from .expressions import BINARY, is_host, is_size, is_tensor, run_time_slice
 from .returns import Return, Returns, exits
 from .values import Ref, SymCond, Undefined, View, ViewRef
 
@@ -177,6 +177,8 @@ class Statements(Returns):
             return self.store_mask(base, mask, value, node)
         items = index if isinstance(index, tuple) else (index,)
         items = tuple(self.as_tensor(i) if is_tensor(i) else i for i in items)
+        if any(run_time_slice(i) for i in items):  # x[a:b] = v, run-time bounds
+            return self.write_slice(base, items, value, node)  # (parse/index_arrays.py)
         if self.scatter(base, items, value, node):  # parse/index_arrays.py
             return None
         for item in items:

@@ -51,6 +51,7 @@ class ViewOp:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     method: bool = False  # replayed as the Tensor method ``op`` rather than the registry op
+    at: int = 0  # where the base goes among the arguments (np.einsum("ij->ji", x): 1)
 
 
 @dataclass(eq=False)

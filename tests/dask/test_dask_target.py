@@ -635,3 +635,27 @@ def test_sizes_the_values_decide_on_the_cluster(client):
             for g, w in zip(got, fn(*args)):
                 np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
                 assert np.shape(g) == np.shape(w)
+
+
+def _library_on_chunks(A, rows, cols):
+    best = np.argmax(A, axis=1)
+    norms = np.linalg.norm(A, axis=0)
+    c = np.cov(A, rowvar=False)
+    vals = A[rows, cols]
+    B = A.copy()
+    B[rows, cols] = 0.0
+    return best, norms, c, vals, B
+
+
+def test_library_functions_and_index_arrays_on_the_cluster(client):
+    """argmax, linalg.norm, cov (native composites) and a gather / scatter through index
+    arrays (graph breaks) on chunked dask arrays, against NumPy."""
+    rng = np.random.default_rng(4)
+    for dtype in ("float32", "float64"):
+        A = rng.standard_normal((12, 5)).astype(dtype)
+        rows, cols = rng.integers(0, 12, 7), rng.integers(0, 5, 7)
+        got = ppto.compile(_library_on_chunks)(da.from_array(A, chunks=(4, -1)), rows, cols)
+        got = dask.compute(*got)
+        for g, w in zip(got, _library_on_chunks(A, rows, cols)):
+            assert np.asarray(g).dtype == w.dtype and np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5 if dtype == "float32" else 1e-12)

@@ -75,3 +75,51 @@ def onehot(labels, k):
 def cast_into(x, idx, v):
     x[idx] = v
     return x
+
+
+def fill_selected(x, v):
+    """Values as long as the selection, in order (NumPy's boolean-mask assignment)."""
+    m = x > 0
+    x[m] = v[: np.count_nonzero(m)]
+    x[~m] -= v[: np.count_nonzero(~m)]
+    return x
+
+
+def csr_rows(data, indices, indptr, x):
+    """A CSR matrix-vector product through its index pointers (slices with run-time bounds)."""
+    n = indptr.shape[0] - 1
+    y = np.zeros(n, dtype=data.dtype)
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        y[i] = np.dot(data[lo:hi], x[indices[lo:hi]])
+    return y
+
+
+def zero_prefix(x, m):
+    """NumPy's slice is a view: ``head`` sees the write into ``x`` after it."""
+    k = np.count_nonzero(m)
+    head = x[:k]
+    x[:k] = 0.0
+    return head.sum() + x.sum(), head * 2
+
+
+def segment_means(x, starts):
+    out = np.zeros(starts.shape[0] - 1, dtype=x.dtype)
+    for j in range(starts.shape[0] - 1):
+        out[j] = x[starts[j] : starts[j + 1]].mean()
+    return out
+
+
+def window_rows(A, offsets):
+    """Rows through a run-time slice, then columns by a static one."""
+    k = offsets[0]
+    return A[k : k + 2, 1:].sum(axis=0) + A[:, offsets[1] :].shape[1]
+
+
+def select_features(A, keep):
+    """Columns by a boolean mask, rows by another (the other axes whole)."""
+    B = A[:, keep]
+    C = A[A[:, 0] > 0, :]
+    if C.shape[0] == 0:
+        return B.sum(axis=1), A[0]
+    return B.sum(axis=1), C.mean(axis=0)

@@ -123,6 +123,13 @@ def test_explain_names_each_break_with_its_line(name):
         assert "runs as NumPy's own call" in line
 
 
+def test_a_dtype_class_as_a_keyword_of_a_break():
+    """(review: ``dtype=np.float32`` came out as ``<class 'numpy.float32'>`` in the code)"""
+    x = np.random.default_rng(4).standard_normal((5, 3))
+    x[1, 2] = np.nan
+    _same(ppto.compile(programs.nanmean_f32)(x), programs.nanmean_f32(x), "float32")
+
+
 def test_the_code_around_a_break_is_fused():
     x = np.random.default_rng(1).standard_normal((6, 9))
     plans = ppto.explain(programs.top3_softmax, x).plans

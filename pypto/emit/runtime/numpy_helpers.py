@@ -438,8 +438,29 @@ def _ufunc_at(x, value, axis, *index, ufunc):
     return out
 
 
-_gather.any_array = _scatter.any_array = True  # (the CUDA target calls them on device arrays)
-_scatter.copies = _ufunc_at.copies = True  # (the cost model counts the copy: passes/cost.py)
+def _run_time_slice(axis, start, stop, step):
+    bounds = (None if b is None else int(b) for b in (start, stop))  # (0-d arrays: integers)
+    return (slice(None),) * axis + (slice(*bounds, step),)
+
+
+def _slice_read(x, axis, start, stop, step):
+    """``x[:, ..., start:stop:step]`` with bounds known only at run time (a copy: NumPy's
+    view is re-read after every write into ``x``, parse/index_arrays.py)."""
+    return x[_run_time_slice(axis, start, stop, step)]
+
+
+def _slice_write(x, value, axis, start, stop, step):
+    """A copy of ``x`` with ``x[:, ..., start:stop:step] = value``."""
+    out = x.copy()
+    out[_run_time_slice(axis, start, stop, step)] = value
+    return out
+
+
+for _f in (_gather, _scatter, _slice_read, _slice_write):
+    _f.any_array = True  # (the CUDA target calls them on the device arrays)
+for _f in (_scatter, _ufunc_at, _slice_write):
+    _f.copies = True  # (the cost model counts the copy: passes/cost.py)
+del _f
 
 
 def _call(spec, *args, **kwargs):
