@@ -216,6 +216,25 @@ def cuda_emulator(name: str):
     return import_file(name, CUDA_EMU_TESTS / "conftest.py")
 
 
+def checked_cupy(emu, order="random", seed=4):
+    """The CuPy stand-in (tests/cuda_emu/cupy_backend.py), every kernel module it is given
+    compiled by NVRTC too (unless on a device, where CuPy compiles them)."""
+    from cupy_backend import make_cupy
+
+    from pypto.testing import nvrtc
+
+    cp = make_cupy(order=order, seed=seed)
+    raw = cp.RawModule
+
+    def checked(code, options=(), name_expressions=()):
+        nvrtc.compile_cuda(code)
+        return raw(code, options=options, name_expressions=name_expressions)
+
+    if not emu.ON_DEVICE:
+        cp.RawModule = checked
+    return cp
+
+
 REAL_CODE = Path(__file__).resolve().parent.parent / "examples" / "real_code" / "programs.py"
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import cuda_emulator
+from helpers import checked_cupy, cuda_emulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -646,24 +646,12 @@ def _host(x):
 def test_vectorized_nests_on_the_cuda_target(nest, order):
     """The compiled function given GPU arrays (the emulator's CuPy stand-in, NVRTC checking
     each kernel, as tests/fuzz/oracle.py's CUDA path does): its blocks run as CUDA kernels."""
-    from cupy_backend import make_cupy
-
-    from pypto.testing import nvrtc
-
     fn = load(nest.source)
     args = nest.arguments()
     mine = copy.deepcopy(args)
     with np.errstate(all="ignore"):
         want = fn(*mine)
-    cp = make_cupy(order=order, seed=3)
-    raw = cp.RawModule
-
-    def checked(code, options=(), name_expressions=()):
-        nvrtc.compile_cuda(code)
-        return raw(code, options=options, name_expressions=name_expressions)
-
-    if not _emu.ON_DEVICE:
-        cp.RawModule = checked
+    cp = checked_cupy(_emu, order=order, seed=3)
     theirs = [cp.device(a) for a in copy.deepcopy(args)]
     compiled = ppto.compile(fn)
     with np.errstate(all="ignore"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import arrays, check, check_reuse, cuda_emulator, dtypes, quiet
+from helpers import arrays, check, check_reuse, checked_cupy, cuda_emulator, dtypes, quiet
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -459,22 +459,12 @@ def _on_gpu(q, k):
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_einsum_on_the_cuda_target(dtype):
-    from cupy_backend import make_cupy, to_host
-
-    from pypto.testing import nvrtc
+    from cupy_backend import to_host
 
     rng = np.random.default_rng(23)
     q = rng.standard_normal((2, 5, 3)).astype(dtype)
     k = rng.standard_normal((2, 5, 3)).astype(dtype)
-    cp = make_cupy(order="random", seed=4)
-    raw = cp.RawModule
-
-    def checked(code, options=(), name_expressions=()):  # NVRTC compiles each kernel too
-        nvrtc.compile_cuda(code)
-        return raw(code, options=options, name_expressions=name_expressions)
-
-    if not _emu.ON_DEVICE:
-        cp.RawModule = checked
+    cp = checked_cupy(_emu)
     got = to_host(ppto.compile(_on_gpu)(cp.device(q), cp.device(k)))
     assert cp.launches
     want = _on_gpu(q, k)

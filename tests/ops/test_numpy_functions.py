@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import arrays, check, cuda_emulator, dtypes, shapes
+from helpers import arrays, check, checked_cupy, cuda_emulator, dtypes, shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -197,22 +197,12 @@ def _on_gpu(u, v):
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_roll_diff_isclose_round_on_the_cuda_target(dtype):
-    from cupy_backend import make_cupy, to_host
-
-    from pypto.testing import nvrtc
+    from cupy_backend import to_host
 
     rng = np.random.default_rng(19)
     u = rng.standard_normal((6, 5)).astype(dtype)
     v = u + rng.standard_normal((6, 5)).astype(dtype) * 1e-6
-    cp = make_cupy(order="random", seed=4)
-    raw = cp.RawModule
-
-    def checked(code, options=(), name_expressions=()):  # NVRTC compiles each kernel too
-        nvrtc.compile_cuda(code)
-        return raw(code, options=options, name_expressions=name_expressions)
-
-    if not _emu.ON_DEVICE:
-        cp.RawModule = checked
+    cp = checked_cupy(_emu)
     got = to_host(ppto.compile(_on_gpu)(cp.device(u), cp.device(v)))
     assert cp.launches
     want = _on_gpu(u, v)

@@ -16,6 +16,7 @@ from helpers import (
     arrays,
     assert_same_result,
     check,
+    checked_cupy,
     cuda_emulator,
     dtypes,
     float_tol,
@@ -429,23 +430,13 @@ def _on_gpu(u, v):
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_on_the_cuda_target(dtype):
-    from cupy_backend import make_cupy, to_host
-
-    from pypto.testing import nvrtc
+    from cupy_backend import to_host
 
     rng = np.random.default_rng(19)
     u = rng.standard_normal((6, 5)).astype(dtype)
     u[3, 2] = np.nan
     v = u + rng.standard_normal((6, 5)).astype(dtype) * 1e-6
-    cp = make_cupy(order="random", seed=4)
-    raw = cp.RawModule
-
-    def checked(code, options=(), name_expressions=()):  # NVRTC compiles each kernel too
-        nvrtc.compile_cuda(code)
-        return raw(code, options=options, name_expressions=name_expressions)
-
-    if not _emu.ON_DEVICE:
-        cp.RawModule = checked
+    cp = checked_cupy(_emu)
     got = ppto.compile(_on_gpu)(cp.device(u), cp.device(v))
     assert cp.launches
     want = _on_gpu(u, v)
