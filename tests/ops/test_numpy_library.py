@@ -316,6 +316,10 @@ def test_norm(data):
     form = data.draw(st.sampled_from(["ppto", "np"]))
     fn = ppto.norm if form == "ppto" else np.linalg.norm
     tol = 2e-2 if x.dtype == np.float16 else 1e-5 if x.dtype == np.float32 else 1e-12
+    if ord_ == 2 and axis is None and nd == 2:  # singular values: a graph break when compiled,
+        with pytest.raises(ppto.UnsupportedError):  # refused in the lazy API (no breaks there)
+            fn(ppto.tensor("x"), ord_, axis, keepdims).run(x=x)
+        return
     check(
         lambda x: fn(x, ord_, axis, keepdims),
         lambda x: np.linalg.norm(x, ord_, axis, keepdims),
