@@ -272,10 +272,8 @@ class Tensor:
     # -- NumPy dispatch: np.sin(t), np.sum(t, axis=1), ... build lazy nodes ------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         op = REGISTRY.for_numpy(ufunc)
-        if method in ("reduce", "accumulate", "outer"):
-            from .ops.ufunc_methods import ufunc_method
-
-            return ufunc_method(ufunc, method, inputs, kwargs)
+        if method in ("reduce", "accumulate", "outer"):  # (pypto/ops/ufunc_methods.py)
+            return REGISTRY.ufunc_method(ufunc, method, inputs, kwargs)
         if method != "__call__" or op is None or kwargs:
             what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
             extra = f" with {', '.join(kwargs)}=" if kwargs and op is not None else ""

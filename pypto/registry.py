@@ -109,6 +109,9 @@ class Registry:
         self._numpy: dict[int, str] = {}  # id(callable) -> op name
         self._api: dict[int, str] = {}  # id(op.api) -> op name
         self.version = 0  # bumped on every change; part of every trace cache key
+        # ufunc.reduce / .accumulate / .outer as ops (set by pypto/ops/ufunc_methods.py, which
+        # the lazy API's __array_ufunc__ reaches through here, not by importing it)
+        self.ufunc_method = None
 
     def register(self, op: OpDef, replace: bool = False) -> OpDef:
         for name in (op.name, *op.aliases):

@@ -79,4 +79,6 @@ def ufunc_method(ufunc: np.ufunc, method: str, args: tuple, kwargs: dict):
     return op.api(args[0], **params)
 
 
+REGISTRY.ufunc_method = ufunc_method  # (for the lazy API's __array_ufunc__)
+
 __all__ = ["ACCUMULATE", "REDUCE", "ufunc_method"]
