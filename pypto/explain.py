@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .errors import ArgumentError, api_boundary
 from .printer import format_graph
 from .symbolic import evaluate, format_dim
@@ -164,9 +166,25 @@ def graph_breaks(plan: GraphPlan, gpu: bool = False) -> list[str]:
                 continue
             lines.append(
                 f"graph break at {where} ({k.name}): `{e.params['name']}`, "
-                f"which PyPTO has no op for, runs as {how}; fusion stops at it"
+                f"{_why(e.params['fn'])}, runs as {how}; fusion stops at it"
             )
     return lines
+
+
+def _why(fn) -> str:
+    """Why a call is a graph break: no op, a variant of an op without a kernel (HostOnly), or
+    an index PyPTO has no native gather or scatter for (parse/index_arrays.py)."""
+    import operator
+
+    from .registry import REGISTRY
+
+    if fn in (np.take, operator.getitem) or getattr(fn, "__module__", "").startswith(
+        "pypto.emit.runtime"
+    ):
+        return "an index PyPTO computes with NumPy's indexing (no native gather or scatter)"
+    if REGISTRY.for_numpy(fn) is not None:
+        return "a variant PyPTO has no kernel for"
+    return "which PyPTO has no op for"
 
 
 def _eval(d, env):
