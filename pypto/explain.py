@@ -178,9 +178,8 @@ def _why(fn) -> str:
 
     from .registry import REGISTRY
 
-    if fn in (np.take, operator.getitem) or getattr(fn, "__module__", "").startswith(
-        "pypto.emit.runtime"
-    ):
+    module = getattr(fn, "__module__", None) or ""  # (a ufunc's method has None)
+    if fn in (np.take, operator.getitem) or module.startswith("pypto.emit.runtime"):
         return "an index PyPTO computes with NumPy's indexing (no native gather or scatter)"
     if REGISTRY.for_numpy(fn) is not None:
         return "a variant PyPTO has no kernel for"

@@ -333,8 +333,8 @@ def host_call_code(attrs: dict, args: list, fn_code: str, dim, cuda: bool = Fals
             return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' * (len(v) == 1)})"
         return attr_code(v, dim)
 
-    items = [code(a) for a in fill(attrs["template"], [_Code(a) for a in args])]
-    items += [f"{k}={attr_code(v, dim)}" for k, v in attrs["kwargs"]]
+    positional, kw = fill(attrs["template"], [_Code(a) for a in args], attrs["kwargs"])
+    items = [code(a) for a in positional] + [f"{k}={code(v)}" for k, v in kw.items()]
     if cuda:
         path = function_code(attrs["fn"])[1]
         return f"_cuda_call(cp, {spec}, {path!r}, {', '.join(items)})"

@@ -162,10 +162,13 @@ def break_call(fn, name: str, args: list, kwargs: dict, ctx, symbol=None):
     _refuse_writers(fn, name, kwargs)
     operands: list[Tensor] = []
     template = _template(args, operands)
-    kw_operands = [k for k, v in kwargs.items() if isinstance(v, Tensor)]
-    if kw_operands:
-        raise Refused(f"`{name}` with an array as the keyword argument `{kw_operands[0]}`")
-    kw = tuple(sorted(kwargs.items()))
+    kw = []
+    for k, v in sorted(kwargs.items()):  # an array keyword: an operand after the positional
+        if isinstance(v, Tensor):
+            operands.append(v)
+            v = SLOT
+        kw.append((k, v))
+    kw = tuple(kw)
     if _has_size(template) or _has_size(kw):
         raise Refused(
             f"`{name}` with a size known only at run time as an argument (not supported yet)",
@@ -250,7 +253,8 @@ def _data_shapes(fn, name, template, kw, types, items):
     if rule is None:
         return None
     try:
-        bound = inspect.signature(fn).bind(*fill(template, types), **dict(kw))
+        args, kwargs = fill(template, types, kw)
+        bound = inspect.signature(fn).bind(*args, **kwargs)
     except (TypeError, ValueError):
         return None
     bound.apply_defaults()
@@ -281,8 +285,9 @@ def _template(v, operands):
     return v
 
 
-def fill(template, arrays):
-    """``template`` with its slots filled by ``arrays`` in order (a list: the arguments)."""
+def fill(template, arrays, kwargs=()):
+    """``template`` with its slots filled by ``arrays`` in order (a list: the arguments), then
+    the slots among the values of ``kwargs`` (pairs) by the arrays left: (args, kwargs dict)."""
     it = iter(arrays)
 
     def put(v):
@@ -292,7 +297,8 @@ def fill(template, arrays):
             return type(v)(put(x) for x in v)
         return v
 
-    return [put(v) for v in template]
+    args = [put(v) for v in template]
+    return args, {k: put(v) for k, v in kwargs}
 
 
 def _run_sample(fn, name, template, kw, types, ctx):
@@ -342,7 +348,8 @@ def _call_readonly(fn, template, kw, arrays):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return fn(*fill(template, arrays), **dict(kw))
+            args, kwargs = fill(template, arrays, kw)
+            return fn(*args, **kwargs)
         except ValueError as e:
             if "read-only" in str(e):
                 raise _Wrote from None
@@ -380,7 +387,8 @@ def _impl(*arrays, fn, name, template, kwargs, item, array, out_shape, out_dtype
 
     shape = unsized(out_shape, sized)
     spec = (fn, name, item, shape, out_dtype.name)
-    return _call(spec, *fill(template, arrays), **dict(kwargs))
+    args, kw = fill(template, arrays, kwargs)
+    return _call(spec, *args, **kw)
 
 
 _ATTRS = ("fn", "name", "template", "kwargs", "item", "array", "out_shape", "out_dtype", "sized")

@@ -280,15 +280,18 @@ def test_cov_in_a_compiled_function(dtype):
     assert_same_result(ppto.compile(_stats)(s), _stats(s), TOL)
 
 
-def _weighted(x, w):
-    return np.cov(x, fweights=w)
+def _weighted(x, w, a):
+    return np.cov(x, fweights=w, aweights=a), np.average(x, axis=1, weights=a)
 
 
 def test_weighted_cov_is_numpys_call():
-    x = np.random.default_rng(1).standard_normal((2, 6))
-    w = np.arange(1, 7)
-    with pytest.raises(ppto.UnsupportedError, match="keyword argument `fweights`"):
-        ppto.compile(_weighted)(x, w)  # (a graph break takes arrays positionally only)
+    """Weights: NumPy's np.cov, a graph break taking the arrays as keywords."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 6))
+    w, a = np.arange(1, 7), rng.uniform(size=6)
+    assert_same_result(ppto.compile(_weighted)(x, w, a), _weighted(x, w, a))
+    text = str(ppto.explain(_weighted, x, w, a))
+    assert "`np.cov`, a variant PyPTO has no kernel for" in text
 
 
 # -- np.linalg.norm -------------------------------------------------------------------------------
