@@ -992,6 +992,8 @@ class Gen:
     def st_raise(self):
         """A statement on which NumPy raises."""
         arrays = self.values(arrays_only=True)
+        if not arrays:  # (every name holds a scalar: nothing to raise on)
+            raise Reject("no array to raise on")
         a = self.r.choice(arrays)
         v = self.ns[a]
         opts = ["empty_max", "add_big_int", "reshape"]
