@@ -92,42 +92,59 @@ class Masks:
         return True
 
     def masked_read(self, t, index):
-        """``x[mask]``, ``A[:, mask]``, ``A[mask, :]`` read (not in a masked assignment): the
-        selected elements in NumPy's order, a graph break (``operator.getitem``; the runtime's
-        ``_gather`` for a mask after whole axes) whose length the values decide: a size symbol
-        bound when it has run (function.Bind). None where ``index`` is not one boolean mask
-        with the other axes whole."""
+        """``x[mask]``, ``A[:, mask]``, ``A[mask, 0]``, ``A[i, mask]`` read (not in a masked
+        assignment): the selected elements in NumPy's order, a graph break (``operator.getitem``
+        for a lone mask; else the runtime's ``_gather`` of the mask and the integers next to it,
+        NumPy's advanced indexing) whose length the values decide: a size symbol bound when it
+        has run (function.Bind). None where ``index`` is not one boolean mask, integers beside
+        it, and every other axis whole."""
         mask = self.mask_of(index)
-        axis = 0
-        if mask is None:
-            items = index if isinstance(index, tuple) else (index,)
-            masks = [k for k, i in enumerate(items) if _is_mask(self, i)]
-            whole = all(
-                isinstance(i, slice) and i == slice(None)
-                for k, i in enumerate(items)
-                if k not in masks
-            )
-            if len(masks) != 1 or not whole or len(items) > t.ndim:
-                return None
-            axis, mask = masks[0], self.as_tensor(items[masks[0]])
-        self._mask_fits(mask, t, axis)
+        if mask is not None:
+            return self._selection(t, 0, (mask,), operator.getitem, "x[mask]")
+        items = index if isinstance(index, tuple) else (index,)
+        masks = [k for k, i in enumerate(items) if _is_mask(self, i)]
+        if len(masks) != 1 or len(items) > t.ndim:
+            return None
+        lo = hi = masks[0]
+        while lo > 0 and self._integer(items[lo - 1]):
+            lo -= 1
+        while hi + 1 < len(items) and self._integer(items[hi + 1]):
+            hi += 1
+        rest = items[:lo] + items[hi + 1 :]
+        if not all(isinstance(i, slice) and i == slice(None) for i in rest):
+            return None
+        group = tuple(self.as_tensor(i) if is_tensor(i) else i for i in items[lo : hi + 1])
+        return self._selection(t, lo, group, _gather, "x[:, mask]")
+
+    def _integer(self, item) -> bool:
+        """An integer index: a number, a size, or an integer known only at run time."""
+        if is_tensor(item):
+            a = self.as_tensor(item)
+            return a.ndim == 0 and a.dtype.kind in "iu"
+        return isinstance(item, (int, np.integer, Expr)) and not isinstance(item, bool)
+
+    def _selection(self, t, axis: int, group: tuple, fn, name):
+        """``t[:, ..., *group]`` (``group``: one mask and integers) from ``axis``: a sized
+        graph break."""
+        (k,) = [j for j, i in enumerate(group) if _is_mask(self, i)]
+        mask = group[k]
+        self._mask_fits(mask, t, axis + k)
+        covered = mask.ndim + len(group) - 1
         var = self.size_symbol()
-        if axis == 0:
-            fn, name, template = operator.getitem, "x[mask]", (SLOT, SLOT)
-        else:
-            fn, name, template = _gather, "x[:, mask]", (SLOT, axis, SLOT)
+        operands = [i for i in group if isinstance(i, api.Tensor)]
+        marks = tuple(SLOT if isinstance(i, api.Tensor) else i for i in group)
         attrs = {
             "fn": fn,
             "name": name,
-            "template": template,
+            "template": (SLOT, *marks) if fn is operator.getitem else (SLOT, axis, *marks),
             "kwargs": (),
             "item": None,
             "array": True,
             "out_dtype": t.dtype,
-            "out_shape": (*t.shape[:axis], var, *t.shape[axis + mask.ndim :]),
+            "out_shape": (*t.shape[:axis], var, *t.shape[axis + covered :]),
             "sized": ((axis, size_of(mask.shape)),),
         }
-        out = api.apply("host_call", (t, mask), attrs)
+        out = api.apply("host_call", (t, *operands), attrs)
         self.bind_sized(out)
         return out
 

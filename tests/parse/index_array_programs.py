@@ -123,3 +123,11 @@ def select_features(A, keep):
     if C.shape[0] == 0:
         return B.sum(axis=1), A[0]
     return B.sum(axis=1), C.mean(axis=0)
+
+
+def masked_columns(A, i):
+    """A mask with integers beside it: a column of the selected rows, a row's selected items."""
+    m = A[:, 0] > 0
+    picked = A[m, 1]
+    row = A[i, A[0] > 0]
+    return picked.sum() + row.sum(), A[m, -1] * 2

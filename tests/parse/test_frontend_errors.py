@@ -543,11 +543,11 @@ def test_ppt101_boolean_mask_indexing(tmp_path):
         """
         def f(x):
             y = x * 2.0
-            return x[x[:, 0] > 1.5, 0] + 1.0
+            return x[x[:, 0] > 1.5, 1:] + 1.0
         """,
-    )  # (a lone mask is a read whose size the values decide: tests/parse/test_data_sized.py)
-    args = (np.ones((3, 2)),)
-    assert_refused(case, args, "PPT101", "x[x[:, 0] > 1.5, 0]", hint="np.where")
+    )  # (a mask with integers beside it is a sized read: tests/parse/test_index_arrays.py)
+    args = (np.ones((3, 3)),)
+    assert_refused(case, args, "PPT101", "x[x[:, 0] > 1.5, 1:]", hint="np.where")
 
 
 def test_ppt101_integer_array_indexing(tmp_path):

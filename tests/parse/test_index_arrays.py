@@ -42,6 +42,7 @@ def _inputs(name, dtype, rng, n):
         "segment_means": lambda: (a(3 * n), np.array([0, 2, n, 3 * n - 1])),
         "window_rows": lambda: (a(n, 4), np.array([n - 3, 1])),
         "select_features": lambda: (a(n, 4), np.array([True, False, True, True])),
+        "masked_columns": lambda: (a(n, 4), 2),
     }[name]()
 
 
@@ -70,6 +71,7 @@ NAMES = [
     "segment_means",
     "window_rows",
     "select_features",
+    "masked_columns",
 ]
 
 
@@ -194,7 +196,16 @@ gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(
-    "name", ["pick_pairs", "histogram_at", "scale_columns", "onehot", "csr_rows", "zero_prefix"]
+    "name",
+    [
+        "pick_pairs",
+        "histogram_at",
+        "scale_columns",
+        "onehot",
+        "csr_rows",
+        "zero_prefix",
+        "masked_columns",
+    ],
 )
 def test_on_the_cuda_target(name, dtype):
     from cupy_backend import make_cupy, to_host
