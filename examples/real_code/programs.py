@@ -205,3 +205,31 @@ def logdet_ratio(A, B):
     sa, la = np.linalg.slogdet(A @ A.T + np.eye(A.shape[0], dtype=A.dtype))
     sb, lb = np.linalg.slogdet(B @ B.T + np.eye(B.shape[0], dtype=B.dtype))
     return sa * la - sb * lb
+
+
+def csr_matvec_slices(data, indices, indptr, x):
+    """y = A x for A in CSR form, each row a dot product of its slice between index pointers."""
+    n = indptr.shape[0] - 1
+    y = np.zeros(n, dtype=data.dtype)
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        y[i] = data[lo:hi] @ x[indices[lo:hi]]
+    return y
+
+
+def weighted_histogram(values, weights, bins):
+    """Weighted counts per bin: the bin index by arithmetic, np.add.at for repeated bins."""
+    lo, hi = values.min(), values.max()
+    idx = np.minimum(((values - lo) / (hi - lo + 1e-12) * bins).astype(np.int64), bins - 1)
+    counts = np.zeros(bins, dtype=weights.dtype)
+    np.add.at(counts, idx, weights)
+    return counts / counts.sum()
+
+
+def nearest_centroid(X, C):
+    """Labels by the nearest centroid (einsum distances, argmin), then the correlation of
+    the features of each class's members (np.corrcoef)."""
+    d = np.einsum("ij,ij->i", X, X)[:, None] - 2 * X @ C.T + np.einsum("ij,ij->i", C, C)
+    labels = np.argmin(d, axis=1)
+    members = X[labels == labels[0]]
+    return labels, np.linalg.norm(X - C[labels], axis=1), np.corrcoef(members, rowvar=False)
