@@ -44,6 +44,9 @@ class OpDef:
     # Linear | Pieces`` (pypto/lower/index_map.py); ``same(shape_a, shape_b)`` decides sizes
     index_map: Callable | None = None
     view: bool = False  # NumPy's result is a view of the first operand (it sees later writes)
+    # composites whose result NumPy gives as a view of an operand: ``view_of(args, kwargs)``
+    # is its position among the call's arguments, None where this call makes a copy
+    view_of: Callable | None = None
     # views NumPy lets one write through: ``write(base, new, **attrs)`` is the base once ``new``
     # is written through the view (the frontend)
     write: Callable | None = None

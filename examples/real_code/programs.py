@@ -227,9 +227,9 @@ def weighted_histogram(values, weights, bins):
 
 
 def nearest_centroid(X, C):
-    """Labels by the nearest centroid (einsum distances, argmin), then the correlation of
-    the features of each class's members (np.corrcoef)."""
+    """Labels by the nearest centroid (einsum distances, argmin), the distances to it, and the
+    correlation of the features over the rows without a NaN (np.corrcoef)."""
     d = np.einsum("ij,ij->i", X, X)[:, None] - 2 * X @ C.T + np.einsum("ij,ij->i", C, C)
     labels = np.argmin(d, axis=1)
-    members = X[labels == labels[0]]
+    members = X[np.isfinite(X).all(axis=1)]
     return labels, np.linalg.norm(X - C[labels], axis=1), np.corrcoef(members, rowvar=False)

@@ -21,9 +21,25 @@ from .maps import clamp, where
 from .reorders import concatenate, expand_dims, reshape, transpose
 
 
-def _composite(name, api, expand, impl=None, numpy=(), aliases=()):
+def _composite(name, api, expand, impl=None, numpy=(), aliases=(), view_of=None):
     api.__name__ = api.__qualname__ = name
-    register(OpDef(name, "composite", api, impl=impl, expand=expand, numpy=numpy, aliases=aliases))
+    register(
+        OpDef(
+            name,
+            "composite",
+            api,
+            impl=impl,
+            expand=expand,
+            numpy=numpy,
+            aliases=aliases,
+            view_of=view_of,
+        )
+    )
+
+
+def _first(args, kwargs):
+    """``view_of`` of a composite whose result is always a view of its first argument."""
+    return 0
 
 
 def _op(name):
@@ -287,7 +303,7 @@ def _swapaxes(a, axis1, axis2):
     return transpose(a, tuple(perm))
 
 
-_composite("swapaxes", swapaxes, _swapaxes, np.swapaxes, (np.swapaxes,))
+_composite("swapaxes", swapaxes, _swapaxes, np.swapaxes, (np.swapaxes,), view_of=_first)
 
 
 def ravel(a):
@@ -295,7 +311,7 @@ def ravel(a):
     return reshape(a, -1)
 
 
-_composite("ravel", ravel, ravel, np.ravel, (np.ravel,), aliases=("flatten",))
+_composite("ravel", ravel, ravel, np.ravel, (np.ravel,), aliases=("flatten",), view_of=_first)
 
 
 def clip(a, a_min=None, a_max=None):

@@ -29,17 +29,14 @@ import numpy as np
 from ..api import Tensor, apply, current_builder, lift, no_out
 from ..dtypes import to_dtype
 from ..errors import ArgumentError, DTypeError, HostOnly, ShapeError
-from ..registry import REGISTRY, OpDef, register
+from ..registry import OpDef, register
 from ..shapes import broadcast_shapes
+from .composites import _op
 from .reorders import concatenate, expand_dims, reshape, transpose
 
 _ELLIPSIS = "..."
 _OPTIMIZE = (False, True, "greedy", "optimal")
 _ORDERS = ("C", "F", "A", "K")
-
-
-def _op(name):
-    return REGISTRY[name].api
 
 
 def einsum(subscripts, *operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
@@ -362,4 +359,21 @@ def _einsum_ref(*operands, subscripts, dtype):
 
 
 einsum.__name__ = einsum.__qualname__ = "einsum"
-register(OpDef("einsum", "composite", einsum, impl=_einsum_ref, expand=_einsum, numpy=(np.einsum,)))
+
+
+def _view_of(args, kwargs):
+    """NumPy's einsum of one operand that sums nothing is a view of it (position 1)."""
+    return 1 if len(args) == 2 and isinstance(args[0], str) and returns_view(args[0]) else None
+
+
+register(
+    OpDef(
+        "einsum",
+        "composite",
+        einsum,
+        impl=_einsum_ref,
+        expand=_einsum,
+        numpy=(np.einsum,),
+        view_of=_view_of,
+    )
+)

@@ -16,16 +16,10 @@ import numpy as np
 from ..api import apply, lift
 from ..dtypes import to_dtype
 from ..errors import ArgumentError, ShapeError, UnsupportedError
-from ..registry import OpDef, register
 from ..symbolic import Expr
-from .composites import stack
+from .composites import _composite, stack
 from .creation import arange
 from .reorders import broadcast_to, reshape
-
-
-def _composite(name, api, expand, impl, numpy=()):
-    api.__name__ = api.__qualname__ = name
-    register(OpDef(name, "composite", api, impl=impl, expand=expand, numpy=numpy))
 
 
 def _axis_values(n, k: int, ndim: int):

@@ -16,14 +16,9 @@ from ..api import apply, lift
 from ..errors import ArgumentError, HostOnly, ShapeError
 from ..registry import OpDef, register
 from ..shapes import normalize_axis
+from .composites import _op
 from .creation import full
 from .reorders import concatenate, reshape
-
-
-def _op(name):
-    from ..registry import REGISTRY
-
-    return REGISTRY[name].api
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

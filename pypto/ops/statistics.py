@@ -11,22 +11,11 @@ import numpy as np
 
 from ..api import apply, current_builder, lift
 from ..errors import HostOnly, ShapeError
-from ..registry import OpDef, register
 from ..symbolic import smax
+from .composites import _composite, _op
 from .creation import eye
 from .maps import where
 from .reorders import reshape, transpose
-
-
-def _composite(name, api, expand, impl, numpy):
-    api.__name__ = api.__qualname__ = name
-    register(OpDef(name, "composite", api, impl=impl, expand=expand, numpy=numpy))
-
-
-def _op(name):
-    from ..registry import REGISTRY
-
-    return REGISTRY[name].api
 
 
 # -- cov ------------------------------------------------------------------------------------------

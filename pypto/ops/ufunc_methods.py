@@ -18,16 +18,20 @@ from ..api import current_builder, lift
 from ..errors import HostOnly, UnsupportedError
 from ..registry import REGISTRY
 
-REDUCE = {
-    np.add: "sum",
-    np.multiply: "prod",
-    np.maximum: "max",
-    np.minimum: "min",
-    np.logical_and: "all",
-    np.logical_or: "any",
-}
-ACCUMULATE = {np.add: "cumsum", np.multiply: "cumprod"}
 _NO_VALUE = object()
+
+
+def _op_of(method: str, ufunc) -> str | None:
+    """The op ``ufunc.method`` is, as the registry describes its ops: the reduction whose
+    partial results ``ufunc`` combines (mean's ``add`` is a sum, then a division), the scan
+    whose step it is."""
+    for op in REGISTRY.ops():
+        reduce = method == "reduce" and op.kind == "reduce" and op.name != "mean"
+        if reduce and op.combine is ufunc:
+            return op.name
+        if method == "accumulate" and op.kind == "scan" and op.scan_step is ufunc:
+            return op.name
+    return None
 
 
 def _reduce(array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
@@ -45,7 +49,6 @@ def _outer(a, b, /):
 
 
 _SIGNATURES = {"reduce": _reduce, "accumulate": _accumulate, "outer": _outer}
-_TABLES = {"reduce": REDUCE, "accumulate": ACCUMULATE}
 
 
 def ufunc_method(ufunc: np.ufunc, method: str, args: tuple, kwargs: dict):
@@ -69,7 +72,7 @@ def ufunc_method(ufunc: np.ufunc, method: str, args: tuple, kwargs: dict):
             )
         a, b = lift(args[0]), lift(args[1])
         return op.api(a[(Ellipsis,) + (None,) * b.ndim], b)
-    name = _TABLES[method].get(ufunc)
+    name = _op_of(method, ufunc)
     if name is None or not plain or params.pop("out") is not None:
         raise HostOnly(f"{what} with these arguments")
     op = REGISTRY[name]
@@ -81,4 +84,4 @@ def ufunc_method(ufunc: np.ufunc, method: str, args: tuple, kwargs: dict):
 
 REGISTRY.ufunc_method = ufunc_method  # (for the lazy API's __array_ufunc__)
 
-__all__ = ["ACCUMULATE", "REDUCE", "ufunc_method"]
+__all__ = ["ufunc_method"]

@@ -15,12 +15,11 @@ import numpy as np
 from .. import api
 from ..dtypes import weak_dtype
 from ..errors import HostOnly, execution_error
-from ..ops.einsum import returns_view as einsum_view
 from ..ops.ufunc_methods import ufunc_method
 from ..registry import REGISTRY
 from ..symbolic import Expr, Sym, SymFloat, is_nonneg, smax, smin
 from .source import helper_source
-from .values import VIEW_OPS, BoundMethod, View, ViewOp
+from .values import BoundMethod, View, ViewOp
 
 MATH = {
     math.sqrt: "sqrt",
@@ -170,22 +169,14 @@ class Calls:
         except TypeError as e:
             raise self.unsupported(node, f"{op.name}(): {e}", code="PPT206") from None
         result = op.api(*plain, **plain_kw)
-        if op.name == "einsum" and len(args) == 2 and einsum_view(plain[0]):  # ("ij->ji", x)
-            first = args[1]
-            if isinstance(first, View) and self.is_array(first.base, first.tensor):
-                step = ViewOp("einsum", (plain[0],), plain_kw, at=1)
-                return View(result, first.base, first.ops + (step,))
-        if (
-            (op.view or op.name in VIEW_OPS)
-            and args
-            and isinstance(args[0], View)
-            and isinstance(result, api.Tensor)
-            and self.is_array(args[0].base, args[0].tensor)  # (a NumPy scalar has no views)
-        ):
-            first = args[0]
-            return View(
-                result, first.base, first.ops + (ViewOp(op.name, tuple(plain[1:]), plain_kw),)
-            )
+        # a view of an operand in NumPy (a reorder; a composite's view_of: np.einsum("ij->ji", x))
+        at = 0 if op.view else op.view_of(plain, plain_kw) if op.view_of else None
+        if at is not None and at < len(args) and isinstance(result, api.Tensor):
+            viewed = args[at]
+            if isinstance(viewed, View) and self.is_array(viewed.base, viewed.tensor):
+                rest = (*plain[:at], *plain[at + 1 :])  # (a NumPy scalar has no views)
+                step = ViewOp(op.name, rest, plain_kw, at=at)
+                return View(result, viewed.base, viewed.ops + (step,))
         return result
 
     def convert(self, scalar_type, args, kwargs, node):

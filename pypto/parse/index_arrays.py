@@ -74,7 +74,7 @@ class IndexArrays:
         else:
             fn, name = _gather, "x[i, j] (index arrays)"
             template, kwargs = (SLOT, axis, *(SLOT,) * len(arrays)), ()
-        return self._index_call(fn, name, template, kwargs, (t, *arrays), t.dtype, shape)
+        return self.index_call(fn, name, template, kwargs, (t, *arrays), t.dtype, shape)
 
     def _gathered_shape(self, t, axis, arrays):
         index_shape = broadcast_shapes(self.ctx, *(a.shape for a in arrays))
@@ -123,7 +123,7 @@ class IndexArrays:
         operands, template = self._slice_operands(s, axis)
         n = t.shape[axis]
         shape = (*t.shape[:axis], self.size_symbol(), *t.shape[axis + 1 :])
-        out = self._index_call(
+        out = self.index_call(
             _slice_read,
             "x[a:b] (run-time bounds)",
             (SLOT, *template),
@@ -154,7 +154,7 @@ class IndexArrays:
             value = self.current(value)
         stored = REGISTRY["store"].api(region, self.operand(value), (Ellipsis,))
         operands, template = self._slice_operands(items[axis], axis)
-        new = self._index_call(
+        new = self.index_call(
             _slice_write,
             "x[a:b] = v (run-time bounds)",
             (SLOT, SLOT, *template),
@@ -165,7 +165,8 @@ class IndexArrays:
         )
         self.write_ref(base.base, new)
 
-    def _index_call(self, fn, name, template, kwargs, operands, dtype, shape, sized=()):
+    def index_call(self, fn, name, template, kwargs, operands, dtype, shape, sized=()):
+        """A graph break of a runtime index helper ``fn`` (host_call's attributes)."""
         attrs = {
             "fn": fn,
             "name": name,
@@ -224,7 +225,7 @@ class IndexArrays:
             value = self.current(value)
         v = self.as_tensor(value)
         template = (SLOT, SLOT, axis, *(SLOT,) * len(arrays))
-        new = self._index_call(fn, name, template, kwargs, (t, v, *arrays), t.dtype, t.shape)
+        new = self.index_call(fn, name, template, kwargs, (t, v, *arrays), t.dtype, t.shape)
         self.write_through(base, new, node)
 
 

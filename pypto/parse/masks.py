@@ -15,8 +15,6 @@ the mask holds.
 
 from __future__ import annotations
 
-import operator
-
 import libcst as cst
 import libcst.matchers as matchers
 import numpy as np
@@ -93,14 +91,14 @@ class Masks:
 
     def masked_read(self, t, index):
         """``x[mask]``, ``A[:, mask]``, ``A[mask, 0]``, ``A[i, mask]`` read (not in a masked
-        assignment): the selected elements in NumPy's order, a graph break (``operator.getitem``
-        for a lone mask; else the runtime's ``_gather`` of the mask and the integers next to it,
-        NumPy's advanced indexing) whose length the values decide: a size symbol bound when it
-        has run (function.Bind). None where ``index`` is not one boolean mask, integers beside
-        it, and every other axis whole."""
+        assignment): the selected elements in NumPy's order, a graph break (the runtime's
+        ``_gather`` of the mask and the integers next to it: NumPy's advanced indexing, CuPy's
+        on the device arrays) whose length the values decide: a size symbol bound when it has
+        run (function.Bind). None where ``index`` is not one boolean mask, integers beside it,
+        and every other axis whole."""
         mask = self.mask_of(index)
         if mask is not None:
-            return self._selection(t, 0, (mask,), operator.getitem, "x[mask]")
+            return self._selection(t, 0, (mask,), "x[mask]")
         items = index if isinstance(index, tuple) else (index,)
         masks = [k for k, i in enumerate(items) if _is_mask(self, i)]
         if len(masks) != 1 or len(items) > t.ndim:
@@ -114,7 +112,7 @@ class Masks:
         if not all(isinstance(i, slice) and i == slice(None) for i in rest):
             return None
         group = tuple(self.as_tensor(i) if is_tensor(i) else i for i in items[lo : hi + 1])
-        return self._selection(t, lo, group, _gather, "x[:, mask]")
+        return self._selection(t, lo, group, "x[:, mask]")
 
     def _integer(self, item) -> bool:
         """An integer index: a number, a size, or an integer known only at run time."""
@@ -123,28 +121,20 @@ class Masks:
             return a.ndim == 0 and a.dtype.kind in "iu"
         return isinstance(item, (int, np.integer, Expr)) and not isinstance(item, bool)
 
-    def _selection(self, t, axis: int, group: tuple, fn, name):
+    def _selection(self, t, axis: int, group: tuple, name):
         """``t[:, ..., *group]`` (``group``: one mask and integers) from ``axis``: a sized
         graph break."""
         (k,) = [j for j, i in enumerate(group) if _is_mask(self, i)]
         mask = group[k]
         self._mask_fits(mask, t, axis + k)
         covered = mask.ndim + len(group) - 1
-        var = self.size_symbol()
+        shape = (*t.shape[:axis], self.size_symbol(), *t.shape[axis + covered :])
         operands = [i for i in group if isinstance(i, api.Tensor)]
         marks = tuple(SLOT if isinstance(i, api.Tensor) else i for i in group)
-        attrs = {
-            "fn": fn,
-            "name": name,
-            "template": (SLOT, *marks) if fn is operator.getitem else (SLOT, axis, *marks),
-            "kwargs": (),
-            "item": None,
-            "array": True,
-            "out_dtype": t.dtype,
-            "out_shape": (*t.shape[:axis], var, *t.shape[axis + covered :]),
-            "sized": ((axis, size_of(mask.shape)),),
-        }
-        out = api.apply("host_call", (t, *operands), attrs)
+        sized = ((axis, size_of(mask.shape)),)
+        out = self.index_call(
+            _gather, name, (SLOT, axis, *marks), (), (t, *operands), t.dtype, shape, sized
+        )
         self.bind_sized(out)
         return out
 

@@ -18,10 +18,6 @@ from dataclasses import dataclass, field
 
 from ..api import Tensor
 
-# Composite NumPy functions and methods whose result is a view of their first argument (ops
-# say so in their registry entry: ``OpDef.view``).
-VIEW_OPS = frozenset({"swapaxes", "ravel"})
-
 
 class Ref:
     __slots__ = ("dirty", "hint", "host", "param", "value", "version")

@@ -2,6 +2,8 @@
 unchanged, against NumPy (float32 and float64 where the program takes floats): values,
 dtypes, result types; ``explain`` names each graph break with its line."""
 
+import zlib
+
 import numpy as np
 import pytest
 from helpers import (
@@ -106,7 +108,7 @@ def inputs(name, dtype, rng):
 def test_each_program_matches_numpy(name, dtype):
     fn = getattr(programs, name)
     compiled = ppto.compile(fn)
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # (the same inputs every run)
     for _ in range(2):
         args = inputs(name, dtype, rng)
         with np.errstate(all="ignore"):
