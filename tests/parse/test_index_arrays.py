@@ -225,3 +225,35 @@ def test_on_the_cuda_target(name, dtype):
     for d, r in zip(dev, ref):  # every write into an argument, on the device
         if isinstance(r, np.ndarray):
             np.testing.assert_allclose(to_host(d), r, rtol=TOL(np.dtype(dtype)))
+
+
+@pytest.mark.usefixtures("tools")
+def test_the_cuda_target_keeps_numpys_index_rules_where_cupy_differs():
+    """CuPy wraps an integer-array index outside its axis around (NumPy raises IndexError) and
+    leaves which of an assignment's repeated targets lands undefined (NumPy: the last); the
+    emulator's stand-in does both, so the runtime must check and order them itself."""
+    from cupy_backend import make_cupy, to_host
+
+    cp = make_cupy(order="random", seed=3)
+    x = np.zeros((4, 3))
+    idx = np.array([2, 0, 2, -2])
+    v = np.arange(12.0).reshape(4, 3)
+    dev = cp.device(x)
+    got = ppto.compile(programs.scatter_rows)(dev, cp.device(idx), cp.device(v))
+    ref = x.copy()
+    np.testing.assert_array_equal(to_host(got), programs.scatter_rows(ref, idx, v))
+    np.testing.assert_array_equal(to_host(dev), ref)
+    out_of_bounds = [
+        (programs.scatter_rows, (x, np.array([0, 4]), np.ones((2, 3)))),
+        (programs.scatter_rows, (x, np.array([0, -5]), np.ones((2, 3)))),
+        (programs.pick_pairs, (np.ones((3, 3)), np.array([0, 3]), np.array([0, 1]))),
+        (programs.grid_lookup, (np.ones((3, 3)), np.array([0, 1]), np.array([2, -4]))),
+        (programs.count_visits, (np.zeros(3), np.array([0, 3]))),
+        (programs.permute_inverse, (np.array([0, 5, 1]), np.ones((3, 2)))),
+    ]
+    for fn, args in out_of_bounds:
+        with pytest.raises(IndexError):
+            fn(*(a.copy() for a in args))
+        with pytest.raises(IndexError) as err:
+            ppto.compile(fn)(*(cp.device(a) for a in args))
+        assert "out of bounds" in str(err.value), fn.__name__

@@ -190,8 +190,16 @@ _ATTENTION: dict = {}
 _CT = {"float16": "__half", "float32": "float", "float64": "double"}
 
 
+# CuPy functions that differ from NumPy's of the same name: they wrap indices outside the axis
+# around where NumPy raises IndexError (CuPy's documented difference): NumPy's runs instead
+_DIFFERENT = frozenset({"take", "take_along_axis"})
+
+
 def _cupy_function(cp, path):
-    """CuPy's function of the NumPy path ``path`` ("linalg.solve"), or None."""
+    """CuPy's function of the NumPy path ``path`` ("linalg.solve"), or None (none, or one that
+    differs: ``_DIFFERENT``)."""
+    if path in _DIFFERENT:
+        return None
     fn = cp
     for part in (path or "").split(".") if path else ():
         fn = getattr(fn, part, None)
@@ -205,7 +213,8 @@ def _cuda_call(cp, spec, path, *args, **kwargs):
     arrays, or (CuPy has none) the NumPy call on host copies, its result copied back."""
     same = spec[0] if path == "*" else _cupy_function(cp, path)  # "*": any array type
     if same is not None:
-        out = same(*args, **kwargs)
+        extra = {"xp": cp} if getattr(same, "array_module", False) else {}
+        out = same(*args, **kwargs, **extra)
         return _checked(spec, out, (args, tuple(kwargs.values())), cp)
     host = [_host(cp, a) for a in args]
     kw = {k: _host(cp, v) for k, v in kwargs.items()}

@@ -416,18 +416,63 @@ def _checked(spec, out, args, xp=np):
     return result
 
 
-def _gather(x, axis, *index):
+def _gather(x, axis, *index, xp=np):
     """``x[:, ..., i0, i1, ...]``: index arrays (or integers) on the axes from ``axis`` on, as
-    NumPy's advanced indexing reads them (any array type: CuPy's on the device)."""
+    NumPy's advanced indexing reads them (any array type: CuPy's on the device, ``xp``)."""
+    if xp is not np:
+        _in_bounds(x, axis, index)
     return x[(slice(None),) * axis + index]
 
 
-def _scatter(x, value, axis, *index):
+def _scatter(x, value, axis, *index, xp=np):
     """A copy of ``x`` with ``x[:, ..., i0, i1, ...] = value`` (NumPy's ``__setitem__``: the
-    value broadcast and cast, the last of repeated indices wins; any array type)."""
+    value broadcast and cast, the last of repeated indices wins; any array type: CuPy's on
+    the device, ``xp``)."""
     out = x.copy()
-    out[(slice(None),) * axis + index] = value
+    key = (slice(None),) * axis + index
+    if xp is not np:
+        _in_bounds(x, axis, index)
+        key, value = _last_wins(xp, out, axis, index, value)
+    out[key] = value
     return out
+
+
+def _in_bounds(x, axis, index):
+    """NumPy's IndexError where an index array steps outside its axis (NumPy's message). NumPy
+    checks its own arrays; CuPy wraps such indices around instead (its documented difference),
+    so device arrays are checked here: one read of a flag per index array."""
+    for k, i in enumerate(index):
+        if getattr(i, "dtype", None) is None or i.dtype.kind not in "iu":
+            continue  # (a boolean mask: its size is checked where the program is compiled)
+        n = x.shape[axis + k]
+        bad = (i < -n) | (i >= n)
+        if bool(bad.any()):
+            first = int(i.ravel()[int(bad.ravel().argmax())])
+            raise IndexError(f"index {first} is out of bounds for axis {axis + k} with size {n}")
+
+
+def _last_wins(xp, out, axis, index, value):
+    """``out[:, ..., *index] = value`` as an index whose targets are distinct, and the value
+    for it: where an index repeats a target, the last one in NumPy's order (C order of the
+    indices' broadcast shape) keeps it. CuPy leaves which value lands undefined; sorting the
+    distinct keys ``target * count + order`` decides it without depending on thread timing."""
+    arrays = xp.broadcast_arrays(*(xp.asarray(i) for i in index))
+    shape = arrays[0].shape
+    count = int(np.prod(shape, dtype=np.int64))
+    sizes = out.shape[axis : axis + len(index)]
+    target = xp.zeros(count, dtype=np.int64)
+    for i, n in zip(arrays, sizes):
+        target = target * n + (i.ravel().astype(np.int64) % n)  # (in bounds: checked)
+    key = xp.sort(target * count + xp.arange(count, dtype=np.int64))
+    keep = xp.ones(count, dtype=bool)
+    keep[:-1] = key[1:] // count != key[:-1] // count  # the last of each target's run
+    chosen = key[keep] % count
+    region = (*out.shape[:axis], *shape, *out.shape[axis + len(index) :])
+    v = xp.broadcast_to(xp.asarray(value), region).reshape(
+        (*out.shape[:axis], count, *out.shape[axis + len(index) :])
+    )
+    picked = v[(slice(None),) * axis + (chosen,)]
+    return (slice(None),) * axis + tuple(i.ravel()[chosen] for i in arrays), picked
 
 
 def _ufunc_at(x, value, axis, *index, ufunc):
@@ -458,6 +503,8 @@ def _slice_write(x, value, axis, start, stop, step):
 
 for _f in (_gather, _scatter, _slice_read, _slice_write):
     _f.any_array = True  # (the CUDA target calls them on the device arrays)
+for _f in (_gather, _scatter):
+    _f.array_module = True  # (... passing CuPy as ``xp``)
 for _f in (_scatter, _ufunc_at, _slice_write):
     _f.copies = True  # (the cost model counts the copy: passes/cost.py)
 del _f

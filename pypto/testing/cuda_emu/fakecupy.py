@@ -20,9 +20,21 @@ _PRODUCTS = ("matmul", "dot")
 
 class DeviceArray(np.ndarray):
     """A NumPy array that PyPTO takes for a GPU array (it has ``__cuda_array_interface__``),
-    naming the FakeCupy to run it with."""
+    naming the FakeCupy to run it with. Integer-array indexing behaves as CuPy documents it
+    does where it differs from NumPy: an index outside its axis wraps around (NumPy raises
+    IndexError), and of an assignment's repeated targets one value lands that NumPy would not
+    choose (CuPy leaves it undefined; here the first, where NumPy keeps the last)."""
 
     _pypto_cupy = None
+
+    def __getitem__(self, key):
+        return super().__getitem__(_wrapped(key, self.shape)[0])
+
+    def __setitem__(self, key, value):
+        key, arrays = _wrapped(key, self.shape)
+        if arrays:
+            key, value = _first_wins(self, key, arrays, value)
+        super().__setitem__(key, value)
 
     def __array_finalize__(self, obj):
         # (views and results of a stand-in's arrays are on its device, as CuPy's are)
@@ -31,6 +43,42 @@ class DeviceArray(np.ndarray):
     @property
     def __cuda_array_interface__(self):
         return self.__array_interface__
+
+
+def _wrapped(key, shape):
+    """``key`` with its integer index arrays wrapped into their axes (CuPy's rule), and the
+    positions of those arrays in it."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(_int_array(i) for i in items):
+        return key, ()
+    if any(i is None or i is Ellipsis or _bool_array(i) for i in items):
+        return key, ()  # (not what the CUDA target's runtime indexes with)
+    out = tuple(np.mod(np.asarray(i), shape[k]) if _int_array(i) else i for k, i in enumerate(items))
+    return out, tuple(k for k, i in enumerate(items) if _int_array(i))
+
+
+def _int_array(i) -> bool:
+    return isinstance(i, (np.ndarray, list)) and np.asarray(i).dtype.kind in "iu"
+
+
+def _bool_array(i) -> bool:
+    return isinstance(i, (np.ndarray, list)) and np.asarray(i).dtype.kind == "b"
+
+
+def _first_wins(a, key, arrays, value):
+    """The assignment ``a[key] = value`` in the reverse order of its targets, so that of
+    repeated ones the first lands (consecutive index arrays, other axes whole; else as is)."""
+    lo = arrays[0]
+    if list(arrays) != list(range(lo, lo + len(arrays))) or any(
+        not (isinstance(i, slice) and i == slice(None)) for k, i in enumerate(key) if k not in arrays
+    ):
+        return key, value
+    index = np.broadcast_arrays(*(key[k] for k in arrays))
+    flip = (slice(None, None, -1),) * index[0].ndim
+    shape = (*a.shape[:lo], *index[0].shape, *a.shape[lo + len(arrays) :])
+    v = np.broadcast_to(np.asarray(value), shape)
+    reversed_key = (*key[:lo], *(i[flip] for i in index), *key[lo + len(arrays) :])
+    return reversed_key, v[(slice(None),) * lo + flip]
 
 
 class _Event:
@@ -102,6 +150,11 @@ class FakeCupy:
 
             return product
         return fn
+
+    def take(self, a, indices, axis=None, out=None):
+        """CuPy's take: no ``mode``, indices outside the axis wrap around."""
+        n = a.size if axis is None else a.shape[axis]
+        return np.take(a, np.mod(indices, n), axis=axis, out=out)
 
     def asnumpy(self, a):
         return np.asarray(a)
