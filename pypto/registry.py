@@ -22,7 +22,7 @@ from .ops.pycode import python_dtype
 from .shapes import ShapeContext
 from .types import TensorType
 
-KINDS = ("map", "reduce", "scan", "reorder", "contract", "custom", "composite")
+KINDS = ("map", "reduce", "scan", "reorder", "gather", "contract", "custom", "composite")
 
 
 @dataclass(frozen=True)

@@ -296,6 +296,8 @@ class KernelWriter:
             return self.map(e, idx)
         if fam == "index":
             return self.reorder(e, idx)
+        if fam == "gather":
+            return self.gather(e, idx)
         if fam == "reduce":
             return self.reduce_inline(e, idx)
         if fam == "scan":
@@ -335,6 +337,16 @@ class KernelWriter:
         if out_dt.name == "float16":
             code = f"ppto_h({code})"
         return code
+
+    def gather(self, e, idx) -> str:
+        """``take`` at ``idx``: the operand at the index the index array holds there (its
+        bounds checked by the host before the launch; a negative one counts from the end)."""
+        x, index = e.inputs
+        axis, rank = e.params["axis"], index.type.rank
+        j = self.local("long long", f"(long long){self.at(index, idx[axis : axis + rank])}")
+        n = self.dim(x.type.shape[axis])
+        at = self.local("long long", f"{j} < 0 ? {j} + {n} : {j}")
+        return self.at(x, (*idx[:axis], at, *idx[axis + rank :]))
 
     def reorder(self, e, idx) -> str:
         """A view at ``idx``: its operand at the index its map gives (one rule per op, in the

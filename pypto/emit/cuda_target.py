@@ -40,6 +40,7 @@ from ..ir import Literal, Var
 from ..lower.families import family
 from ..lower.index_map import Linear, Pieces, interval, view_map
 from ..lower.kernel import combine_of
+from ..ops.gathers import take_bounds
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
 from ..registry import REGISTRY
@@ -271,6 +272,12 @@ class CudaGraphEmitter:
                 local = f"{self.names[id(e.out)]}_whole"
                 lines.append(f"{local} = {code}")
                 self.host_values[id(e.out)] = local
+        for e in k.body.eqns:  # CuPy would wrap indices outside the axis: NumPy raises
+            if family(e) == "gather":
+                if self.loop is not None:
+                    raise NotInKernel("a gather's indices are checked on the host")
+                index, n, axis = take_bounds(e)
+                lines.append(f"_take_bounds({self._host_view(index, prod)}, {self.dim(n)}, {axis})")
         for v in k.outputs:
             if id(v) not in direct:
                 lines += self._allocate(k, v, by_name, prod)

@@ -35,6 +35,7 @@ from ..lower.index_map import (
     view_map,
 )
 from ..lower.kernel import lower_kernel
+from ..ops.gathers import take_bounds
 from ..ops.indexing import SliceSpec
 from ..ops.pycode import PYTHON_CODE, python_code
 from ..passes.plan import GraphPlan, Kernel
@@ -236,6 +237,13 @@ class GraphEmitter:
             else:
                 self.out.add(f"{local} = {code}")
             self.whole[id(e.out)] = local
+        if any(s.inplace for s in k.stores):  # NumPy raises before anything is written into
+            # memory that outlives an error: the indices first (np.take checks them otherwise)
+            for e in k.body.eqns:
+                if family(e) == "gather":
+                    index, n, axis = take_bounds(e)
+                    js = self._value(index, self._full(index), pre)
+                    self.out.add(f"_take_bounds({js}, {self.dim(n)}, {axis})")
         for s in k.stores:
             if not s.inplace:
                 base = self._value(s.base, self._full(s.base), pre)
@@ -733,6 +741,12 @@ class GraphEmitter:
             return f"np.{op.numpy[0].__name__}({self._value(a, region, ctx)}, axis={ax}{dt})"
         if fam == "index":
             return self._reorder(e, region, ctx)
+        if fam == "gather":  # np.take checks its indices (see _kernel for kernels that write)
+            x, index = e.inputs
+            axis, rank = attrs["axis"], index.type.rank
+            xr = (*region[:axis], (0, x.type.shape[axis]), *region[axis + rank :])
+            xs, js = self._value(x, xr, ctx), self._value(index, region[axis : axis + rank], ctx)
+            return f"np.take({xs}, {js}, axis={axis})"
         if fam in ("contraction", "attention", "custom"):
             if region != self._heavy_region(e.out):
                 raise InternalError(f"{e.op} is computed whole")

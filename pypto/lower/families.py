@@ -6,8 +6,8 @@ from ..registry import REGISTRY
 
 
 def family(eqn) -> str:
-    """What an equation is to fusion: index (map), scalar, map, reduce, scan, contraction,
-    attention, custom or store."""
+    """What an equation is to fusion: index (map), scalar, map, gather, reduce, scan,
+    contraction, attention, custom or store."""
     op = REGISTRY[eqn.op]
     if eqn.op == "store":
         return "store"
@@ -19,7 +19,7 @@ def family(eqn) -> str:
         return "map"
     if op.kind == "contract":
         return op.kernel or "contraction"
-    return {"reduce": "reduce", "scan": "scan"}.get(op.kind, "custom")
+    return {"reduce": "reduce", "scan": "scan", "gather": "gather"}.get(op.kind, "custom")
 
 
 __all__ = ["family"]

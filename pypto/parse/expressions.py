@@ -332,6 +332,11 @@ class Expressions:
         items = index if isinstance(index, tuple) else (index,)
         if any(run_time_slice(i) for i in items):  # x[p[i]:p[i + 1]] (parse/index_arrays.py)
             return self.slice_at_run_time(base, items)
+        split = self.basic_first(t, items)
+        if split is not None:  # x[idx, 1:3]: x[:, 1:3][idx] (parse/index_arrays.py)
+            basic, rest, front = split
+            out = self.getitem(self.getitem(base, basic), rest)
+            return out if front is None else REGISTRY["transpose"].api(self.tensor(out), front)
         gathered = self.gather(t, items)
         if gathered is None:
             gathered = self.masked_read(t, index)

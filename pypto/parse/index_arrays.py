@@ -1,15 +1,16 @@
 """Index values known only at run time: gathers ``x[idx]``, ``x[:, idx]``, ``x[rows, cols]``,
 scatters ``x[idx] = v`` (and ``x[idx] op= v``), ``np.add.at(x, idx, v)`` and slices with run-time
-bounds ``x[p[i]:p[i + 1]]``, as graph breaks.
+bounds ``x[p[i]:p[i + 1]]``: graph breaks, except the gather of one index array.
 
 One rule decides what counts (``index_arrays``): integer arrays, or integers known only at run
 time, on consecutive axes, every other axis whole (``x[:, i, j]``); NumPy then puts the
-indices' broadcast shape where they stand. A gather of one index is NumPy's ``np.take`` (CuPy's
-on the CUDA target); of several, the runtime's ``_gather`` (advanced indexing, on the device
-arrays there). A scatter is a value: a copy of ``x`` with the write applied (the runtime's
-``_scatter``: NumPy's ``__setitem__``, so its cast and its rule for repeated indices, the last
-wins), written back into ``x`` as any store is (an argument's caller sees it). ``np.add.at``
-(any binary ufunc's ``at``) likewise, repeated indices accumulating (``_ufunc_at``; on the CUDA
+indices' broadcast shape where they stand. A gather of one index is the native ``take`` op
+(ops/gathers.py: fused with what reads it); of several, the runtime's ``_gather`` (advanced
+indexing, on the device arrays there, its bounds checked: CuPy wraps them around). A scatter
+is a value: a copy of ``x`` with the write applied (the runtime's ``_scatter``: NumPy's
+``__setitem__``, so its cast and its rule for repeated indices, the last wins), written back
+into ``x`` as any store is (an argument's caller sees it). ``np.add.at`` (any binary ufunc's
+``at``) likewise, repeated indices accumulating (``_ufunc_at``; on the CUDA
 target NumPy's, through host copies). The copy costs the whole array per write: the cost model
 counts it, so a loop of small scatters runs as the original code.
 
@@ -22,8 +23,6 @@ a write through such a view held by a name, or with other indices, is refused (P
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from .. import api
 from ..emit.runtime.numpy_helpers import (
@@ -59,6 +58,40 @@ class IndexArrays:
             return None
         return axis, arrays
 
+    def basic_first(self, t, items):
+        """``x[idx, 1:3]``, ``A[0, idx]``, ``x[m, 2:]``: index arrays (or a mask) with slices
+        and integers on other axes, as the basic index first (a view: the slices, the
+        integers) and then the arrays with those axes whole: (basic index, the rest, the
+        permutation NumPy then applies or None). NumPy's rule: the integers count with the
+        arrays; where these do not stand together the indices' axes go first. None where
+        ``items`` have no array beside a basic index, or None / ``...``."""
+        arrays = [k for k, i in enumerate(items) if is_tensor(i)]
+        if not arrays or len(items) > t.ndim or any(i is None or i is Ellipsis for i in items):
+            return None
+        ints = [k for k, i in enumerate(items) if not is_tensor(i) and not isinstance(i, slice)]
+        sliced = [k for k, i in enumerate(items) if isinstance(i, slice) and i != slice(None)]
+        if not ints and not sliced:
+            return None
+        if any(isinstance(items[k], slice) for k in range(arrays[0], arrays[-1] + 1)):
+            return None  # (arrays apart: not one gather)
+        basic = tuple(slice(None) if k in arrays else i for k, i in enumerate(items))
+        rest = tuple(slice(None) if k in sliced else i for k, i in enumerate(items))
+        rest = tuple(i for k, i in enumerate(rest) if k not in ints)
+        group = sorted(arrays + ints)
+        front = None
+        at = sum(1 for k in range(arrays[0]) if k not in ints)  # where the gather puts them
+        if group != list(range(group[0], group[-1] + 1)) and at:
+            rank = t.ndim - len(ints) - len(arrays) + self._index_rank(items, arrays)
+            width = rank - (t.ndim - len(ints) - len(arrays))
+            front = (*range(at, at + width), *(a for a in range(rank) if not at <= a < at + width))
+        return basic, rest, front
+
+    def _index_rank(self, items, arrays) -> int:
+        """The rank the index arrays (or a mask: one axis) give the result."""
+        if len(arrays) == 1 and self.tensor(items[arrays[0]]).dtype == bool:
+            return 1
+        return max(self.tensor(items[k]).ndim for k in arrays)
+
     def gather(self, t, items):
         """``x[idx]``, ``x[:, idx]``, ``x[i, j]`` (see ``index_arrays``): a graph break with
         the shape NumPy gives (the indices' broadcast shape in place of their axes); None for
@@ -67,14 +100,12 @@ class IndexArrays:
         if found is None:
             return None
         axis, arrays = found
+        if len(arrays) == 1:  # the native gather (ops/gathers.py)
+            return REGISTRY["take"].api(t, arrays[0], axis)
         shape = self._gathered_shape(t, axis, arrays)
-        if len(arrays) == 1:
-            fn, name = np.take, "np.take (an index array)"
-            template, kwargs = (SLOT, SLOT), (("axis", axis),)
-        else:
-            fn, name = _gather, "x[i, j] (index arrays)"
-            template, kwargs = (SLOT, axis, *(SLOT,) * len(arrays)), ()
-        return self.index_call(fn, name, template, kwargs, (t, *arrays), t.dtype, shape)
+        template = (SLOT, axis, *(SLOT,) * len(arrays))
+        name = "x[i, j] (index arrays)"
+        return self.index_call(_gather, name, template, (), (t, *arrays), t.dtype, shape)
 
     def _gathered_shape(self, t, axis, arrays):
         index_shape = broadcast_shapes(self.ctx, *(a.shape for a in arrays))

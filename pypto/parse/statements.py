@@ -179,6 +179,13 @@ class Statements(Returns):
         items = tuple(self.as_tensor(i) if is_tensor(i) else i for i in items)
         if any(run_time_slice(i) for i in items):  # x[a:b] = v, run-time bounds
             return self.write_slice(base, items, value, node)  # (parse/index_arrays.py)
+        split = self.basic_first(base.tensor, items)
+        if split is not None and split[2] is None:  # x[idx, 1:3] = v: into the view x[:, 1:3]
+            rest = list(split[1])
+            while len(rest) > 1 and isinstance(rest[-1], slice) and rest[-1] == slice(None):
+                rest.pop()  # (x[m, :] is x[m])
+            rest = rest[0] if len(rest) == 1 else tuple(rest)
+            return self.store_into(self.getitem(base, split[0]), rest, value, node)
         if self.scatter(base, items, value, node):  # parse/index_arrays.py
             return None
         for item in items:

@@ -241,6 +241,13 @@ class Fuser:
                     "contraction",
                     ("operands of a matrix product are read from memory (BLAS / tiled loads)"),
                 )
+            if cf == "gather":
+                return (
+                    False,
+                    "gather",
+                    "a gather reads its operands from memory (the indices are known before the "
+                    "kernel; the operand is read wherever they point)",
+                )
             if cf == "custom":
                 if REGISTRY[c.op].builtin:
                     return False, "break", "a graph break reads its operands from memory"
@@ -283,7 +290,7 @@ class Fuser:
 
     def _fits(self, g: Group, p: Eqn, fam: str, inside) -> tuple[bool, str, str]:
         shape = p.out.type.shape
-        if fam == "map":
+        if fam in ("map", "gather"):  # (a gather: computed at its result's positions)
             if g.kind in ("elementwise", "contraction", "attention"):
                 broadcast = not all(self._unbroadcast(c, i, ch) for c, i, ch in inside)
                 if broadcast:
@@ -297,6 +304,12 @@ class Fuser:
                     return True, "reduction", "a per-row value of a reduction over these rows"
                 if g.kind in HEAVY and not self.same(shape, g.domain):
                     return False, "contraction", "the epilogue runs at the product's shape"
+                if fam == "gather":
+                    return (
+                        True,
+                        "gather",
+                        "computed in the kernel at the positions its indices hold",
+                    )
                 return True, "map-chain", "computed in the kernel through its index map"
             if g.kind in ("reduction", "rowwise"):
                 place = self._place(g, shape)

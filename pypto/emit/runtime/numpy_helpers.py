@@ -438,17 +438,23 @@ def _scatter(x, value, axis, *index, xp=np):
 
 
 def _in_bounds(x, axis, index):
-    """NumPy's IndexError where an index array steps outside its axis (NumPy's message). NumPy
-    checks its own arrays; CuPy wraps such indices around instead (its documented difference),
-    so device arrays are checked here: one read of a flag per index array."""
+    """NumPy's IndexError where an index array steps outside its axis. NumPy checks its own
+    arrays; CuPy wraps such indices around instead (its documented difference), so device
+    arrays are checked here."""
     for k, i in enumerate(index):
-        if getattr(i, "dtype", None) is None or i.dtype.kind not in "iu":
-            continue  # (a boolean mask: its size is checked where the program is compiled)
-        n = x.shape[axis + k]
-        bad = (i < -n) | (i >= n)
-        if bool(bad.any()):
-            first = int(i.ravel()[int(bad.ravel().argmax())])
-            raise IndexError(f"index {first} is out of bounds for axis {axis + k} with size {n}")
+        if getattr(i, "dtype", None) is not None and i.dtype.kind in "iu":
+            _take_bounds(i, x.shape[axis + k], axis + k)
+        # (a boolean mask: its size is checked where the program is compiled)
+
+
+def _take_bounds(index, n, axis):
+    """NumPy's IndexError (its message) where ``index`` holds a value outside an axis of size
+    ``n``: before a kernel that gathers and writes (NumPy raises before writing anything), and
+    on the device (CuPy wraps such indices around). One read of a flag; any array type."""
+    bad = (index < -n) | (index >= n)
+    if bool(bad.any()):
+        first = int(index.ravel()[int(bad.ravel().argmax())])
+        raise IndexError(f"index {first} is out of bounds for axis {axis} with size {n}")
 
 
 def _last_wins(xp, out, axis, index, value):

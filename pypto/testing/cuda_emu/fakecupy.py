@@ -53,7 +53,9 @@ def _wrapped(key, shape):
         return key, ()
     if any(i is None or i is Ellipsis or _bool_array(i) for i in items):
         return key, ()  # (not what the CUDA target's runtime indexes with)
-    out = tuple(np.mod(np.asarray(i), shape[k]) if _int_array(i) else i for k, i in enumerate(items))
+    out = tuple(
+        np.mod(np.asarray(i), shape[k]) if _int_array(i) else i for k, i in enumerate(items)
+    )
     return out, tuple(k for k, i in enumerate(items) if _int_array(i))
 
 
@@ -70,7 +72,9 @@ def _first_wins(a, key, arrays, value):
     repeated ones the first lands (consecutive index arrays, other axes whole; else as is)."""
     lo = arrays[0]
     if list(arrays) != list(range(lo, lo + len(arrays))) or any(
-        not (isinstance(i, slice) and i == slice(None)) for k, i in enumerate(key) if k not in arrays
+        not (isinstance(i, slice) and i == slice(None))
+        for k, i in enumerate(key)
+        if k not in arrays
     ):
         return key, value
     index = np.broadcast_arrays(*(key[k] for k in arrays))
