@@ -29,6 +29,7 @@ from benchmarks.cpu_bench import w4 as attention  # noqa: E402
 from benchmarks.cpu_bench import w5 as diffusion  # noqa: E402
 from benchmarks.cpu_bench import w7 as products  # noqa: E402
 from benchmarks.cpu_bench import w8 as cumsum_map  # noqa: E402
+from benchmarks.gather_bench import embedding  # noqa: E402  (the native gather, fused)
 
 
 def transformer(x, q, k, v, mask, gamma, beta):
@@ -64,6 +65,7 @@ def inputs(cp, name):
         ),
         "products": (r(4096, 4096), r(4096, 4096), r(4096, 4096), r(4096, 4096)),
         "cumsum": (r(8192, 4096),),
+        "embedding": (r(1 << 20, 64), rng.integers(0, 1 << 20, 1 << 20), np.float32(0.5)),
     }[name]
 
 
@@ -76,6 +78,7 @@ WORKLOADS = {
     "transformer": transformer,
     "products": products,
     "cumsum": cumsum_map,
+    "embedding": embedding,
 }
 
 

@@ -31,7 +31,7 @@ OP_TEST_MODULES = [
     "ops.test_numpy_functions",
     "ops.test_numpy_library",
     "ops.test_einsum",
-    "ops.test_gathers",
+    "ops.test_take",
     "parse.test_graph_breaks",
 ]
 

@@ -160,6 +160,11 @@ class FakeCupy:
         n = a.size if axis is None else a.shape[axis]
         return np.take(a, np.mod(indices, n), axis=axis, out=out)
 
+    def take_along_axis(self, a, indices, axis):
+        """CuPy's: indices outside the axis wrap around."""
+        n = a.size if axis is None else a.shape[axis]
+        return np.take_along_axis(a, np.mod(indices, n), axis)
+
     def asnumpy(self, a):
         return np.asarray(a)
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import pypto as ppto
 
-programs = import_file("gather_programs", Path(__file__).with_name("gather_programs.py"))
+programs = import_file("take_programs", Path(__file__).with_name("take_programs.py"))
 COVERED = {"take"}
 TOL = float_tol(1e-5, 1e-12)
 
@@ -132,7 +132,7 @@ def test_the_transpiled_module_runs_without_pypto(tmp_path):
     args = _inputs("fused", "float64", rng, 9)
     got, text = run_transpiled(
         tmp_path,
-        Path(__file__).with_name("gather_programs.py"),
+        Path(__file__).with_name("take_programs.py"),
         ["fused(f64[n],i64[m],f64[m])"],
         "m.fused(*args)",
         args,
@@ -142,7 +142,7 @@ def test_the_transpiled_module_runs_without_pypto(tmp_path):
 
 
 # -- the CUDA target on the CPU emulator ---------------------------------------------------------
-_emu = cuda_emulator("gathers_cuda_emu")
+_emu = cuda_emulator("take_cuda_emu")
 gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 
 
@@ -181,3 +181,21 @@ def test_the_cuda_target_raises_numpys_index_error_before_any_write():
         with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
             ppto.compile(programs.into_argument)(cp.device(x), cp.device(idx), dy)
         np.testing.assert_array_equal(to_host(dy), y)
+
+
+@pytest.mark.usefixtures("tools")
+def test_cupys_take_along_axis_and_take_get_numpys_bounds():
+    """Graph breaks of np.take_along_axis / np.take run CuPy's on the device, which would wrap
+    an index outside the axis: the runtime checks the indices first."""
+    from cupy_backend import to_host
+
+    rng = np.random.default_rng(6)
+    logp, labels = rng.standard_normal((6, 4)), rng.integers(0, 4, 6)
+    cp = checked_cupy(_emu)
+    got = ppto.compile(programs.picked)(cp.device(logp), cp.device(labels))
+    np.testing.assert_allclose(to_host(got), programs.picked(logp, labels), rtol=1e-12)
+    labels[2] = 4
+    with pytest.raises(IndexError):
+        programs.picked(logp, labels)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+        ppto.compile(programs.picked)(cp.device(logp), cp.device(labels))

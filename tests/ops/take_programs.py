@@ -30,3 +30,8 @@ def loop(x, idx, y):
 
 def rows(A, cols):
     return (A[:, cols] * 2).sum(axis=1)
+
+
+def picked(logp, labels):
+    """NumPy's own take_along_axis (a graph break) and take."""
+    return -np.take_along_axis(logp, labels[:, None], axis=1).mean() + np.take(logp, labels).sum()
