@@ -12,11 +12,15 @@ from .symbolic import Dim, Sym
 
 def is_device_array(value) -> bool:
     """A GPU array (CuPy's, or anything with ``__cuda_array_interface__``): the CUDA target."""
+    if type(value) is np.ndarray:  # (the common case, asked per argument per call)
+        return False
     return all(hasattr(value, a) for a in ("__cuda_array_interface__", "dtype", "shape"))
 
 
 def is_dask_array(value) -> bool:
     """A dask array (``dask.array.Array``): the Dask target (emit/dask_target.py)."""
+    if type(value) is np.ndarray:
+        return False
     return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
 
 

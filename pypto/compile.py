@@ -29,6 +29,7 @@ from .bindings import (
 )
 from .dtypes import python_scalar_type, weak_dtype
 from .errors import BindingError, PyptoError, UnsupportedError, api_boundary
+from .registry import REGISTRY
 from .types import ArgSpec, TensorType
 
 # The front end (libcst), the passes and the emitters are imported on the first call that needs
@@ -59,6 +60,9 @@ class CompiledFunction:
         self._unstored: dict = {}  # id(Function) -> (its cache key, what its trace read)
         self._specs: dict = {}  # per specialization key: each argument's description
         self._signature = inspect.signature(fn)
+        params = self._signature.parameters.values()
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self._positional = tuple(p.name for p in params) if plain else None
         self._source = None
         self._cache: dict = {}
         self._runners: dict = {}
@@ -204,6 +208,9 @@ class CompiledFunction:
         return self._lookup(key, env, stored=False) or self._compile(specs, env, key, why)
 
     def _bind(self, args, kwargs) -> dict:
+        names = self._positional
+        if names is not None and not kwargs and len(args) == len(names):
+            return dict(zip(names, args))  # (every parameter given by position: no defaults)
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         for p in self._signature.parameters.values():
@@ -330,22 +337,24 @@ def _changed(before: dict, now: dict) -> str:
     )
 
 
+_PLAIN = frozenset({int, float, bool, complex, str, type(None)})
+_EXACT = frozenset({int, bool, str, type(None)})  # (values a specialization depends on)
+
+
 def _call_key(arguments: dict):
     """What a call's specialization depends on, exactly (types, dtypes, shapes, int and constant
     values, and the registry's version); None when some argument is not simple enough."""
-    from .registry import REGISTRY
-
     parts = [REGISTRY.version]
     for name, v in arguments.items():
         t = type(v)
         if t is np.ndarray:
             parts.append((name, v.dtype, v.shape))
-        elif is_device_array(v):
-            parts.append((name, t, v.dtype, v.shape))
-        elif t in (int, float, bool, complex, str, type(None)):
-            parts.append((name, t, v if t in (int, bool, str, type(None)) else None))
+        elif t in _PLAIN:
+            parts.append((name, t, v if t in _EXACT else None))
         elif isinstance(v, np.generic):
             parts.append((name, v.dtype))
+        elif is_device_array(v):
+            parts.append((name, t, v.dtype, v.shape))
         else:
             return None
     return tuple(parts)
@@ -423,6 +432,8 @@ def _user_level() -> int:
 
 def _check_aliasing(fn_ir: Function, arguments: dict) -> None:
     """Arguments the function writes must not share memory with other array arguments."""
+    if not fn_ir.writebacks:
+        return
     written = {name for name, _ in fn_ir.writebacks}
     arrays = [(n, v) for n, v in arguments.items() if isinstance(v, np.ndarray)]
     # a dask array is a value: two arguments share it when they are one object (equal data,

@@ -339,14 +339,17 @@ class KernelWriter:
         return code
 
     def gather(self, e, idx) -> str:
-        """``take`` at ``idx``: the operand at the index the index array holds there (its
-        bounds checked by the host before the launch; a negative one counts from the end)."""
+        """A gather at ``idx`` (its rule: ``Gather``, ops/gathers.py): the data operand at the
+        index the index operand holds there (its bounds checked by the host before the
+        launch; a negative one counts from the end)."""
+        m = view_map(e, self.ge.plan.same)
         x, index = e.inputs
-        axis, rank = e.params["axis"], index.type.rank
-        j = self.local("long long", f"(long long){self.at(index, idx[axis : axis + rank])}")
-        n = self.dim(x.type.shape[axis])
-        at = self.local("long long", f"{j} < 0 ? {j} + {n} : {j}")
-        return self.at(x, (*idx[:axis], at, *idx[axis + rank :]))
+        v = self.at(index, point(m.index, idx, self.dim))
+        j = self.local("long long", f"(long long){v}")
+        n = self.dim(x.type.shape[m.axis])
+        at = list(point(m.data, idx, self.dim))
+        at[m.axis] = self.local("long long", f"{j} < 0 ? {j} + {n} : {j}")
+        return self.at(x, tuple(at))
 
     def reorder(self, e, idx) -> str:
         """A view at ``idx``: its operand at the index its map gives (one rule per op, in the

@@ -742,11 +742,13 @@ class GraphEmitter:
         if fam == "index":
             return self._reorder(e, region, ctx)
         if fam == "gather":  # np.take checks its indices (see _kernel for kernels that write)
+            m = view_map(e, self.plan.same)
             x, index = e.inputs
-            axis, rank = attrs["axis"], index.type.rank
-            xr = (*region[:axis], (0, x.type.shape[axis]), *region[axis + rank :])
-            xs, js = self._value(x, xr, ctx), self._value(index, region[axis : axis + rank], ctx)
-            return f"np.take({xs}, {js}, axis={axis})"
+            xr = list(interval(m.data, region))
+            xr[m.axis] = (0, x.type.shape[m.axis])
+            xs = self._value(x, tuple(xr), ctx)
+            js = self._value(index, interval(m.index, region), ctx)
+            return f"np.{e.op}({xs}, {js}, axis={m.axis})"
         if fam in ("contraction", "attention", "custom"):
             if region != self._heavy_region(e.out):
                 raise InternalError(f"{e.op} is computed whole")

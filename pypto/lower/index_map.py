@@ -91,6 +91,18 @@ class Pieces:
         )
 
 
+@dataclass(frozen=True)
+class Gather:
+    """A gather (ops/gathers.py): the result reads its index operand through ``index``, and its
+    data operand through ``data`` except along ``axis``, where the data operand's index is the
+    index operand's value there (a negative one counting from the end; ``data`` holds a fixed
+    placeholder read on that axis)."""
+
+    data: IndexMap
+    index: IndexMap
+    axis: int
+
+
 # -- the maps the ops share -----------------------------------------------------------------------
 def identity(rank: int) -> IndexMap:
     return IndexMap(tuple(Read(j) for j in range(rank)), rank)
@@ -303,6 +315,7 @@ def exact_same(a, b) -> bool:
 
 __all__ = [
     "BAD",
+    "Gather",
     "IndexMap",
     "Linear",
     "Pieces",

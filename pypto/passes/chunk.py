@@ -181,13 +181,10 @@ def operand_tags(e, tag, same):
             else None
             for a in e.inputs
         ]
-    if fam == "gather":  # the operand whole along the gathered axis, the indices along theirs
-        axis, rank = e.params["axis"], e.inputs[1].type.rank
-        if ax < axis:
-            return [(ax, off), None]
-        if ax < axis + rank:
-            return [None, (ax - axis, off)]
-        return [(ax - rank + 1, off), None]
+    if fam == "gather":  # the data operand whole along the gathered axis (Gather's rule)
+        m = view_map(e, same)
+        tags = [chunk_tag(m.data, ax, off), chunk_tag(m.index, ax, off)]
+        return BAD if BAD in tags else tags
     if fam == "reduce":
         axes, keep = e.params["axis"], e.params["keepdims"]
         if keep:

@@ -661,27 +661,30 @@ def test_library_functions_and_index_arrays_on_the_cluster(client):
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5 if dtype == "float32" else 1e-12)
 
 
-def _gathers_on_chunks(x, idx, A, cols):
-    return np.exp(x[idx]) * 2.0, (A[:, cols] * 3.0).sum(axis=1)
+def _gathers_on_chunks(x, idx, A, cols, labels):
+    picked = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
+    return np.exp(x[idx]) * 2.0, (A[:, cols] * 3.0).sum(axis=1) + picked
 
 
 def test_a_gather_is_blocked_on_the_cluster(client):
-    """The native gather (ops/gathers.py) tasks per block: along the index array (the array it
-    reads whole in each task), and along rows of ``A[:, cols]``; NumPy's IndexError."""
+    """The native gathers (ops/gathers.py) task per block: along the index array (the array
+    they read whole in each task), and along rows of ``A[:, cols]`` and of a take_along_axis;
+    NumPy's IndexError."""
     rng = np.random.default_rng(6)
     for dtype in ("float32", "float64"):
         x = rng.standard_normal(30).astype(dtype)
         idx = rng.integers(-30, 30, 64)
         A = rng.standard_normal((40, 6)).astype(dtype)
-        cols = np.array([5, -1, 0, 2])
+        cols, labels = np.array([5, -1, 0, 2]), rng.integers(-6, 6, 40)
         args = (x, da.from_array(idx, chunks=16), da.from_array(A, chunks=(10, -1)), cols)
-        g, r = ppto.compile(_gathers_on_chunks)(*args)
-        assert _pypto_tasks(g) == {"k0": 4} and _pypto_tasks(r) == {"k1": 4}
-        want = _gathers_on_chunks(x, idx, A, cols)
+        g, r = ppto.compile(_gathers_on_chunks)(*args, da.from_array(labels, chunks=10))
+        assert _pypto_tasks(g) == {"k0": 4} and set(_pypto_tasks(r).values()) == {4}
+        want = _gathers_on_chunks(x, idx, A, cols, labels)
         for got, w in zip(dask.compute(g, r), want):
             assert got.dtype == w.dtype and got.shape == w.shape
             np.testing.assert_allclose(got, w, rtol=1e-5 if dtype == "float32" else 1e-12)
     bad = idx.copy()
     bad[40] = 30
     with pytest.raises(IndexError):
-        dask.compute(*ppto.compile(_gathers_on_chunks)(x, da.from_array(bad, chunks=16), A, cols))
+        chunked = da.from_array(bad, chunks=16)
+        dask.compute(*ppto.compile(_gathers_on_chunks)(x, chunked, A, cols, labels))

@@ -33,5 +33,5 @@ def rows(A, cols):
 
 
 def picked(logp, labels):
-    """NumPy's own take_along_axis (a graph break) and take."""
+    """A cross-entropy's picks: take_along_axis (the label's column of each row) and take."""
     return -np.take_along_axis(logp, labels[:, None], axis=1).mean() + np.take(logp, labels).sum()

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import pypto as ppto
 
 programs = import_file("take_programs", Path(__file__).with_name("take_programs.py"))
-COVERED = {"take"}
+COVERED = {"take", "take_along_axis"}
 TOL = float_tol(1e-5, 1e-12)
 
 
@@ -54,6 +54,36 @@ def test_take(data):
     )
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_take_along_axis(data):
+    dtype = data.draw(dtypes())
+    shape = data.draw(shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    a = data.draw(arrays(dtype, shape))
+    axis = data.draw(st.sampled_from([None, *range(-a.ndim, a.ndim)]), label="axis")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    if axis is None:
+        ishape, n = (data.draw(st.integers(0, 5), label="length"),), a.size
+    else:  # each other axis as long as a's, or 1 (broadcast), or another length (an error)
+        ishape = tuple(
+            data.draw(st.integers(0, 4), label="length")
+            if k == axis % a.ndim
+            else data.draw(st.sampled_from([d, 1, d, 2]), label="other")
+            for k, d in enumerate(shape)
+        )
+        n = a.shape[axis]
+    wide = data.draw(st.booleans(), label="some out of bounds")
+    lo, hi = (-n - 1, n) if wide else (-n, n - 1)
+    idx = rng.integers(lo, hi + 1, ishape) if n or wide else np.zeros(ishape, np.int64)
+    form = data.draw(st.sampled_from([ppto, np]), label="form")
+    check(
+        lambda a, i: form.take_along_axis(a, i, axis=axis),
+        lambda a, i: np.take_along_axis(a, i, axis=axis),
+        a=a,
+        i=idx,
+    )
+
+
 # -- compiled functions ---------------------------------------------------------------------------
 def _inputs(name, dtype, rng, n):
     def a(*shape):
@@ -68,10 +98,11 @@ def _inputs(name, dtype, rng, n):
         "into_argument": lambda: (a(n), ints(n, 2 * n), a(2 * n + 1)),
         "self_gather": lambda: (a(2 * n), ints(2 * n, n)),
         "loop": lambda: (a(n), ints(n, n), a(n)),
+        "picked": lambda: (a(n, 4), rng.integers(-4, 4, n)),
     }[name]()
 
 
-NAMES = ["fused", "columns", "into_argument", "self_gather", "loop"]
+NAMES = ["fused", "columns", "into_argument", "self_gather", "loop", "picked"]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
@@ -148,7 +179,7 @@ gxx, nvrtc_ok, tools = _emu.gxx, _emu.nvrtc_ok, _emu.tools
 
 @pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", ["fused", "columns", "into_argument", "self_gather"])
+@pytest.mark.parametrize("name", ["fused", "columns", "into_argument", "self_gather", "picked"])
 def test_on_the_cuda_target(name, dtype):
     from cupy_backend import to_host
 

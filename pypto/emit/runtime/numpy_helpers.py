@@ -451,6 +451,8 @@ def _take_bounds(index, n, axis):
     """NumPy's IndexError (its message) where ``index`` holds a value outside an axis of size
     ``n``: before a kernel that gathers and writes (NumPy raises before writing anything), and
     on the device (CuPy wraps such indices around). One read of a flag; any array type."""
+    if getattr(index, "dtype", None) == np.uint64:  # (NumPy reads them as intp: 2**64 - 1 is -1)
+        index = index.astype(np.int64)
     bad = (index < -n) | (index >= n)
     if bool(bad.any()):
         first = int(index.ravel()[int(bad.ravel().argmax())])
