@@ -541,13 +541,13 @@ def test_ppt101_boolean_mask_indexing(tmp_path):
     case = Case(
         tmp_path,
         """
-        def f(x):
+        def f(x, i):
             y = x * 2.0
-            return x[x[:, 0] > 1.5, 1:] + 1.0
+            return x[x[:, 0] > 1.5, i] + 1.0
         """,
-    )  # (a mask with integers beside it is a sized read: tests/parse/test_index_arrays.py)
-    args = (np.ones((3, 3)),)
-    assert_refused(case, args, "PPT101", "x[x[:, 0] > 1.5, 1:]", hint="np.where")
+    )  # (a mask with integers or slices beside it is a sized read: test_index_arrays.py)
+    args = (np.ones((3, 3)), np.array([0, 1, 2]))
+    assert_refused(case, args, "PPT101", "x[x[:, 0] > 1.5, i]", hint="np.where")
 
 
 def test_ppt101_integer_array_indexing(tmp_path):

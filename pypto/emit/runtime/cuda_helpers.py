@@ -6,11 +6,7 @@ import os
 
 import numpy as np
 
-from .numpy_helpers import (  # (generated code: one namespace holds both)
-    _call,
-    _checked,
-    _take_bounds,
-)
+from .numpy_helpers import _call, _checked, _take_bounds  # (one namespace in generated code)
 
 # cuda_attention.py's namespace: the one compile_graph_cuda runs the host code in gives it; in
 # the vendored runtime (pypto transpile) its names are the module's own
