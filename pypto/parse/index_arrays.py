@@ -68,6 +68,10 @@ class IndexArrays:
         arrays = [k for k, i in enumerate(items) if is_tensor(i)]
         if not arrays or len(items) > t.ndim or any(i is None or i is Ellipsis for i in items):
             return None
+        if any(
+            self.tensor(items[k]).dtype == bool and self.tensor(items[k]).ndim != 1 for k in arrays
+        ):
+            return None  # (a mask over several axes, or none: one item, other than one axis)
         ints = [k for k, i in enumerate(items) if not is_tensor(i) and not isinstance(i, slice)]
         sliced = [k for k, i in enumerate(items) if isinstance(i, slice) and i != slice(None)]
         if not ints and not sliced:

@@ -104,3 +104,12 @@ def test_mixed_indices_read_and_write_like_numpy(tmp_path, case, dtype):
     event("read and write compared")
     assert_same_result(got, expected)
     np.testing.assert_array_equal(mine, ref)  # the write into the argument
+
+
+def test_a_mask_over_two_axes_beside_a_slice_is_refused(tmp_path):
+    """(a mask covers as many axes as it has: not one item per axis, so not split here)"""
+    mod = _module(tmp_path, "def f(x, m):\n    return x[m, 1:] * 2\n")
+    x = np.arange(60.0).reshape(3, 4, 5)
+    with pytest.raises(ppto.UnsupportedError) as got:
+        ppto.compile(mod.f)(x, x[:, :, 0] > 10)
+    assert "PPT101" in str(got.value)
