@@ -36,7 +36,7 @@ from ..errors import UnsupportedError
 from ..ops.host_calls import SLOT
 from ..registry import REGISTRY
 from ..shapes import broadcast_shapes
-from .expressions import is_tensor, run_time_slice
+from .expressions import is_size, is_tensor, run_time_slice
 from .values import View, ViewOp
 
 
@@ -72,7 +72,9 @@ class IndexArrays:
             self.tensor(items[k]).dtype == bool and self.tensor(items[k]).ndim != 1 for k in arrays
         ):
             return None  # (a mask over several axes, or none: one item, other than one axis)
-        ints = [k for k, i in enumerate(items) if not is_tensor(i) and not isinstance(i, slice)]
+        if not all(is_tensor(i) or isinstance(i, slice) or is_size(i) for i in items):
+            return None  # (a list, an array constant: not split here)
+        ints = [k for k, i in enumerate(items) if is_size(i)]
         sliced = [k for k, i in enumerate(items) if isinstance(i, slice) and i != slice(None)]
         if not ints and not sliced:
             return None
