@@ -87,8 +87,8 @@ class IndexArrays:
         front = None
         at = sum(1 for k in range(arrays[0]) if k not in ints)  # where the gather puts them
         if group != list(range(group[0], group[-1] + 1)) and at:
-            rank = t.ndim - len(ints) - len(arrays) + self._index_rank(items, arrays)
-            width = rank - (t.ndim - len(ints) - len(arrays))
+            width = self._index_rank(items, arrays)
+            rank = t.ndim - len(ints) - len(arrays) + width
             front = (*range(at, at + width), *(a for a in range(rank) if not at <= a < at + width))
         return basic, rest, front
 

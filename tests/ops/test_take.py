@@ -215,9 +215,9 @@ def test_the_cuda_target_raises_numpys_index_error_before_any_write():
 
 
 @pytest.mark.usefixtures("tools")
-def test_cupys_take_along_axis_and_take_get_numpys_bounds():
-    """Graph breaks of np.take_along_axis / np.take run CuPy's on the device, which would wrap
-    an index outside the axis: the runtime checks the indices first."""
+def test_take_along_axis_and_take_keep_numpys_bounds_on_the_device():
+    """CuPy's take / take_along_axis would wrap an index outside the axis: the native ops check
+    the indices before the launch; np.take(mode="clip") runs NumPy's call (CuPy's has no mode)."""
     from cupy_backend import to_host
 
     rng = np.random.default_rng(6)
@@ -230,3 +230,6 @@ def test_cupys_take_along_axis_and_take_get_numpys_bounds():
         programs.picked(logp, labels)
     with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
         ppto.compile(programs.picked)(cp.device(logp), cp.device(labels))
+    idx = np.array([-7, 2, 9])
+    got = ppto.compile(programs.clipped)(cp.device(logp[0]), cp.device(idx))
+    np.testing.assert_array_equal(to_host(got), programs.clipped(logp[0], idx))

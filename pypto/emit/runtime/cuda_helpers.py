@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from .numpy_helpers import _call, _checked, _take_bounds  # (one namespace in generated code)
+from .numpy_helpers import _call, _checked  # (generated code: one namespace holds both)
 
 # cuda_attention.py's namespace: the one compile_graph_cuda runs the host code in gives it; in
 # the vendored runtime (pypto transpile) its names are the module's own
@@ -190,22 +190,17 @@ _ATTENTION: dict = {}
 _CT = {"float16": "__half", "float32": "float", "float64": "double"}
 
 
-# CuPy functions that wrap indices outside the axis around where NumPy raises IndexError
-# (CuPy's documented difference): their indices are checked first (NumPy's message)
-def _indices_in_bounds(path, args, kwargs):
-    if path not in ("take", "take_along_axis") or len(args) < 2:
-        return
-    a, indices = args[0], args[1]
-    axis = args[2] if len(args) > 2 else kwargs.get("axis")
-    if axis is None and path == "take":
-        _take_bounds(indices, a.size, 0)
-    elif axis is not None:
-        axis = axis + a.ndim if axis < 0 else axis
-        _take_bounds(indices, a.shape[axis], axis)
+# CuPy functions that differ from NumPy's of the same name: NumPy's runs (host copies). The
+# integer-index forms of these are native ops (ops/gathers.py); what remains as a graph break
+# (mode=, non-integer indices) follows NumPy's rules, which CuPy's do not (they wrap indices)
+_DIFFERENT = frozenset({"take", "take_along_axis"})
 
 
 def _cupy_function(cp, path):
-    """CuPy's function of the NumPy path ``path`` ("linalg.solve"), or None."""
+    """CuPy's function of the NumPy path ``path`` ("linalg.solve"), or None (none, or one
+    that differs: ``_DIFFERENT``)."""
+    if path in _DIFFERENT:
+        return None
     fn = cp
     for part in (path or "").split(".") if path else ():
         fn = getattr(fn, part, None)
@@ -219,7 +214,6 @@ def _cuda_call(cp, spec, path, *args, **kwargs):
     arrays, or (CuPy has none) the NumPy call on host copies, its result copied back."""
     same = spec[0] if path == "*" else _cupy_function(cp, path)  # "*": any array type
     if same is not None:
-        _indices_in_bounds(path, args, kwargs)
         extra = {"xp": cp} if getattr(same, "array_module", False) else {}
         out = same(*args, **kwargs, **extra)
         return _checked(spec, out, (args, tuple(kwargs.values())), cp)
