@@ -348,6 +348,9 @@ class Tensor:
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _op("argmin")(self, axis=axis, out=out, keepdims=keepdims)
 
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return _op("take")(self, indices, axis=axis, out=out, mode=mode)
+
     def any(self, axis=None, keepdims=False):
         return _op("any")(self, axis=axis, keepdims=keepdims)
 

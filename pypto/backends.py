@@ -84,6 +84,7 @@ def run_compiled(fn: Function, plans: dict, original=None):
             env,
             lambda b, v, e: compile_graph_cuda(plans[id(b)], cp)(v, e),
             run_lines,
+            original=original,
         )
 
     run.source = getattr(host, "source", None)
@@ -94,7 +95,8 @@ def run_compiled(fn: Function, plans: dict, original=None):
 
 def _run_on_host(fn: Function, plans: dict, original=None):
     def by_plans(arguments, env):
-        return run_function(fn, arguments, env, lambda b, v, e: run_graph(plans[id(b)], v, e))
+        run = lambda b, v, e: run_graph(plans[id(b)], v, e)  # noqa: E731
+        return run_function(fn, arguments, env, run, original=original)
 
     if backend() == "reference":
         return by_plans

@@ -62,7 +62,7 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
         args = [get(a) for a in eqn.inputs]
         for v in last.get(i, ()):  # free what nothing reads any more, as eager NumPy would
             del vals[v]
-        attrs = {k: resolve(v, env) for k, v in eqn.attrs if k != "weak"}
+        attrs = {k: resolve(_unbound(eqn, k, v), env) for k, v in eqn.attrs if k != "weak"}
         weak = eqn.out.type.weak and eqn.op in PYTHON_CODE  # Python arithmetic, as Python does it
         try:
             if weak:
@@ -84,6 +84,16 @@ def execute(graph: Graph, values: list, env: dict[str, int] | None = None) -> li
             result = result.item()
         vals[id(eqn.out)] = result
     return [get(a) for a in graph.outputs]
+
+
+def _unbound(eqn, key, value):
+    """A graph break's result shape with the sizes its values decide left out (their symbols
+    are bound after it has run: function.Bind)."""
+    if key == "out_shape" and eqn.op == "host_call":
+        from .ops.host_calls import unsized
+
+        return unsized(value, dict(eqn.attrs)["sized"])
+    return value
 
 
 def _shown(eqn) -> str:

@@ -151,6 +151,7 @@ class Bind:
     bound: Dim
     guards: list  # (filled while the code after it is traced: shapes.ShapeContext.bind)
     what: str = ""  # the expression, as the source writes it (messages, explain)
+    restart: bool = False  # where its guards fail, the original runs instead (mark_restarts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,9 +313,68 @@ def _verify_steps(steps, facts):
             _verify_steps(step.orelse, [*facts, *step.facts("else"), *step.else_guards])
 
 
+# -- sizes the values decide: where a broken assumption can run the original instead --------------
+def mark_restarts(fn: Function) -> Function:
+    """``fn`` with ``restart`` set on the ``Bind`` steps before which nothing can have written
+    into an argument: where an assumption about their size breaks (``x[mask][:1]`` of an empty
+    selection, a selection of one element broadcast against more), the original function runs
+    from the start instead of PyPTO's error, which gives NumPy's result. A block that stores
+    into anything while an argument is among its inputs counts as a write (conservatively);
+    so does every step of an enclosing loop's body (an earlier iteration ran it). Writebacks
+    come at the end."""
+    params = {id(p.host) for p in fn.params if p.host is not None}
+
+    def writes(step) -> bool:
+        if isinstance(step, Block):
+            return any(e.op == "store" for e in step.graph.eqns) and any(
+                id(h) in params for h in step.inputs
+            )
+        if isinstance(step, Branch):
+            return any(map(writes, step.then)) or any(map(writes, step.orelse))
+        if isinstance(step, While):
+            return any(map(writes, (*step.test, *step.body)))
+        if isinstance(step, Loop):
+            return any(map(writes, step.body))
+        return False  # (Bind, Fail)
+
+    def walk(steps, clean: bool) -> tuple:
+        out = []
+        for step in steps:
+            if isinstance(step, Bind) and clean:
+                step = replace(step, restart=True)
+            elif isinstance(step, Branch):
+                step = replace(step, then=walk(step.then, clean), orelse=walk(step.orelse, clean))
+            elif isinstance(step, While):
+                inside = clean and not writes(step)
+                step = replace(step, test=walk(step.test, inside), body=walk(step.body, inside))
+            elif isinstance(step, Loop):
+                step = replace(step, body=walk(step.body, clean and not writes(step)))
+            out.append(step)
+            clean = clean and not writes(step)
+        return tuple(out)
+
+    return replace(fn, body=walk(fn.body, True))
+
+
+class RunOriginal(Exception):
+    """Raised by the interpreter where a restartable Bind's assumption breaks (``mark_restarts``):
+    ``run_function`` runs the original function, or raises ``error`` where it has none."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
 # -- execution ------------------------------------------------------------------------------------
 def run_function(
-    fn: Function, args: dict, env: dict, run_block=None, run_lines=None, write=None, run_loop=None
+    fn: Function,
+    args: dict,
+    env: dict,
+    run_block=None,
+    run_lines=None,
+    write=None,
+    run_loop=None,
+    original=None,
 ):
     """Run ``fn`` on bound arguments (name -> value) with size-symbol values ``env``; performs
     the writebacks into argument arrays and returns the function's result. ``run_block(block,
@@ -322,11 +382,21 @@ def run_function(
     ``run_lines(loop, values, env)`` a loop's ``lines`` block with the iterations inside its
     kernel (``env`` has the range as ``_lo``, ``_hi``), or None where the target cannot.
     ``write(target, final)`` writes an argument's final value into it (default: np.copyto).
-    ``run_loop(loop, host, env)`` may run a whole loop (True), else (False) it runs here."""
+    ``run_loop(loop, host, env)`` may run a whole loop (True), else (False) it runs here.
+    ``original``: the user's function, run instead where a size the values decide breaks an
+    assumption before anything was written (``mark_restarts``)."""
     host: dict[int, object] = {id(p.host): args[p.name] for p in fn.params if p.host is not None}
     env = dict(env)  # (sizes the values decide are bound as the run goes: Bind)
     try:
         _run_steps(fn.body, host, env, run_block or _reference, run_lines, run_loop)
+    except RunOriginal as e:  # (nothing written yet: mark_restarts)
+        if original is None:
+            raise e.error from None
+        keyword = set(fn.keyword_only)
+        return original(
+            *(args[p.name] for p in fn.params if p.name not in keyword),
+            **{k: args[k] for k in fn.keyword_only},
+        )
     except PyptoError:  # the writes made before the error are made, as NumPy makes them
         _write_back(fn, host, args, write)
         raise
@@ -369,7 +439,12 @@ def _run_steps(steps, host, env, run_block, run_lines=None, run_loop=None):
                 host[id(h)] = v
         elif isinstance(step, Bind):
             env[step.var] = int(host[id(step.source)].shape[step.axis])
-            _check(step.guards, env, f"the size of {step.what}")
+            try:
+                _check(step.guards, env, f"the size of {step.what}")
+            except PyptoError as e:
+                if step.restart:
+                    raise RunOriginal(e) from None
+                raise
         elif isinstance(step, Fail):
             e = step.error
             raise type(e)(e.message, hint=e.hint, site=e.site, code=e.code)

@@ -77,9 +77,8 @@ class FunctionEmitter:
             cheaper = original_cheaper(fn, self.plans)
             if cheaper:  # NumPy's own statements cost less at these sizes (passes/cost.py)
                 test = " and ".join(guard_test(g) for g in cheaper)
-                call = ", ".join(f"{n}={n}" if n in fn.keyword_only else n for n in params)
                 self._add(1, f"if _ORIGINAL[0] and {test}:  # the original costs less here")
-                self._add(2, f"return {self.p}_original({call})")
+                self._add(2, f"return {self._original()}")
         self._steps(fn.body, 1)
         out += self.lines
         self.lines = []
@@ -190,7 +189,13 @@ class FunctionEmitter:
                 line = f"{ident(step.var)} = {self.host(step.source)}.shape[{step.axis}]"
                 self.binds.append(line)
                 self._add(depth, line)
-                self._guards(step.guards, depth, f"the size of {step.what}")
+                if step.restart:  # nothing written yet: NumPy's answer is the original's
+                    test = " and ".join(guard_test(g) for g in step.guards)
+                    if test:
+                        self._add(depth, f"if not ({test}):  # (sizes PyPTO did not assume)")
+                        self._add(depth + 1, f"return {self._original()}")
+                else:
+                    self._guards(step.guards, depth, f"the size of {step.what}")
             elif isinstance(step, Branch):
                 self._add(depth, f"if {self.host(step.cond)}:")
                 self._guards(step.then_guards, depth + 1, "this branch")
@@ -199,6 +204,14 @@ class FunctionEmitter:
                     self._add(depth, "else:")
                     self._guards(step.else_guards, depth + 1, "this branch")
                     self._steps(step.orelse, depth + 1)
+
+    def _original(self) -> str:
+        """The call of the original function with the arguments (``{p}_original``)."""
+        fn = self.fn
+        args = ", ".join(
+            f"{n}={n}" if n in fn.keyword_only else n for n in (p.name for p in fn.params)
+        )
+        return f"{self.p}_original({args})"
 
     def _until(self, loop, depth) -> None:
         """A loop whose body may ``break`` (under a run-time condition) ends where it did."""

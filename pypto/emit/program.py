@@ -43,7 +43,7 @@ def load_program(program: dict, impls: dict | None = None, original=None):
     # the module's own definitions stand alone; here PyPTO's coded errors and the user
     # operators' implementations take their place
     namespace.update(_raise=_raise, _guard_failed=_guard_failed, _results=program["consts"])
-    namespace["_original"] = original if original is not None else _no_original
+    namespace["_original"] = _marked(original) if original is not None else _no_original
     for key, value in (impls or {}).items():
         namespace[key].update(value)
     host = namespace[name]
@@ -59,6 +59,19 @@ def load_program(program: dict, impls: dict | None = None, original=None):
             ) from None
 
     run.source = source
+    return run
+
+
+def _marked(original):
+    """The user's function, its exceptions marked as its own (``checked`` lets them pass)."""
+
+    def run(*args, **kwargs):
+        try:
+            return original(*args, **kwargs)
+        except Exception as e:
+            e.__pypto_original__ = True
+            raise
+
     return run
 
 
@@ -95,6 +108,9 @@ def checked(generated, reference, discard=None):
         except Exception as e:
             if isinstance(e, ValueError) and "read-only" in str(e):
                 raise  # writing into the caller's read-only array: NumPy's own error
+            if getattr(e, "__pypto_original__", False):
+                raise  # the user's own function raised it (run instead: passes/cost.py,
+                # function.mark_restarts)
             fn = reference(arguments, e)
             if fn is not None:
                 from ..function import run_function  # (a cache hit runs without it)

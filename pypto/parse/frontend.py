@@ -19,7 +19,7 @@ import weakref
 from .. import api
 from ..builder import GraphBuilder
 from ..errors import InternalError, PyptoError, UnsupportedError
-from ..function import Bind, Block, Fail, Function, HostVar, Param, verify_function
+from ..function import Bind, Block, Fail, Function, HostVar, Param, mark_restarts, verify_function
 from ..ir import Graph, Var
 from ..lower.index_map import Linear, exact_same, moves_data, view_map
 from ..registry import REGISTRY
@@ -118,7 +118,7 @@ class Tracer(Expressions, Calls, IndexArrays, Masks, Statements):
             tuple(self.ctx.guards),
             tuple(p.name.value for p in self.src.node.params.kwonly_params),
         )
-        return verify_function(fn)
+        return verify_function(mark_restarts(fn))
 
     def result_spec(self, value):
         if isinstance(value, tuple):

@@ -15,7 +15,11 @@ intermediates, elementwise arithmetic and functions, masks in arithmetic, reduct
 one shared value), cumsum, matmul, concatenate, transposes, reshapes, flips, squeezes, new axes,
 slices with steps (empty ones too), integer indexing, writes into arguments and into views of
 arguments (plain and augmented, tuple swaps), reads of values computed before a write, np.copy,
-Python and NumPy scalars, Python ints from shapes, shape comparisons in ``if``, ``for`` loops
+gathers through index arrays (``x[idx]``, ``x[:, idx]``, ``np.take``, ``np.take_along_axis``,
+``x[idx, 1:]``, ``x[rows, cols]``; the indices computed, read from integer data, from argmax or a
+stable argsort, some negative), boolean-mask selections, scatters (``x[idx] = v`` with repeated
+indices, ``x[idx] += v``, ``np.add.at``, ``x[mask] = v``), Python and NumPy scalars, Python ints
+from shapes, shape comparisons in ``if``, ``for`` loops
 with slice writes and with the loop index, float32/float64/int32/int64/bool inputs with size-1
 and size-0 axes. A few programs (``Config.p_raise``) end in a statement on which NumPy raises,
 to compare exception classes.
@@ -65,6 +69,7 @@ class Config:
             "loop": 1.0,
             "if_shape": 0.7,
             "shared_reduce": 1.0,
+            "scatter": 1.0,
         }
     )
     ops: dict = field(
@@ -91,6 +96,8 @@ class Config:
             "astype": 0.4,
             "intop": 0.5,
             "boolop": 0.4,
+            "gather": 1.0,
+            "select": 0.3,
         }
     )
 
@@ -168,6 +175,10 @@ class Node:
     @property
     def shape(self):
         return np.shape(self.val)
+
+    @property
+    def ndim(self):
+        return np.ndim(self.val)
 
     @property
     def dtype(self):
@@ -698,6 +709,125 @@ class Gen:
             return None
         return self.node(f"{a.p} {self.r.choice(['//', '%'])} {self.r.choice([2, 3])}", [a])
 
+    def index_array(self, n: int, ndim_max: int = 2) -> Node:
+        """An integer array expression whose values index an axis of length ``n`` (repeats
+        among them; some programs count them from the end)."""
+        if n == 0:
+            raise Reject("no index into an empty axis")
+        k = self.r.random()
+        ints = [
+            a
+            for a in self.values(arrays_only=True)
+            if self.ns[a].dtype.kind in "iu" and 0 < self.ns[a].ndim <= ndim_max
+        ]
+        exact = [  # arguments: their values are exact, so a tie is a tie on both sides
+            a
+            for a in self.args
+            if isinstance(self.ns.get(a), np.ndarray)
+            and self.ns[a].dtype.kind in "fi"
+            and 0 < self.ns[a].ndim <= ndim_max + 1
+            and self.ns[a].size
+        ]
+        if ints and k < 0.3:
+            text = f"np.abs({self.r.choice(ints)}) % {n}"
+        elif exact and k < 0.5:
+            a = self.r.choice(exact)
+            nd = self.ns[a].ndim
+            if self.r.random() < 0.6 and nd > 1:
+                f = self.r.choice(["argmax", "argmin"])
+                text = f"np.{f}({a}, axis={self.r.randrange(nd)}) % {n}"
+            elif nd <= ndim_max:
+                text = f"np.argsort({a}, axis={self.r.randrange(nd)}, kind='stable') % {n}"
+            else:
+                text = f"np.argmax({a}, axis=0) % {n}"
+        else:
+            m, c, s = self.r.randint(1, 5), self.r.randrange(n), self.r.choice([1, 2, 3])
+            rng = f"np.arange({m})"
+            if ndim_max > 1 and self.r.random() < 0.2:
+                p = self.r.randint(1, 3)
+                rng = f"np.arange({m * p}).reshape({m}, {p})"
+            text = f"({s} * {rng} + {c}) % {n}" if s != 1 or c else f"{rng} % {n}"
+        if self.r.random() < 0.25:
+            text = f"{text} - {n}"
+        self.features.add("index_array")
+        return self.node(text, bound=False)
+
+    def op_gather(self, d, fits, int_only):
+        a = self.array_expr(d)
+        nd = a.ndim
+        axes = [ax for ax in range(nd) if a.shape[ax]]
+        if not axes or nd > 3:
+            return None
+        ax = self.r.choice(axes)
+        n = a.shape[ax]
+        r = self.r.random()
+        self.features.add("gather")
+        if r < 0.15 and np.size(a.val):  # of the array flattened
+            i = self.index_array(np.size(a.val), 1)
+            return self.node(f"np.take({a.text}, {i.text})", [a, i])
+        i = self.index_array(n, 2 if nd < 3 else 1)
+        pre = ":, " * ax
+        if r < 0.45:
+            return self.node(f"{a.p}[{pre}{i.text}]", [a, i])
+        if r < 0.6:
+            axis = ax - nd if self.r.random() < 0.3 else ax
+            if self.r.random() < 0.5:
+                return self.node(f"np.take({a.text}, {i.text}, axis={axis})", [a, i])
+            return self.node(f"{a.p}.take({i.text}, axis={axis})", [a, i])
+        if r < 0.75:  # the index matched to the other axes (broadcast)
+            shape = [1] * nd
+            m = self.r.randint(1, 4)
+            shape[ax] = m
+            c = self.r.randrange(n)
+            idx = f"(np.arange({m}).reshape({tuple(shape)}) * 2 + {c}) % {n}"
+            if self.r.random() < 0.5:
+                others = [
+                    b
+                    for b in self.args
+                    if isinstance(self.ns.get(b), np.ndarray)
+                    and np.shape(self.ns[b]) == a.shape
+                    and self.ns[b].dtype.kind in "fi"
+                ]
+                if others:
+                    b = self.r.choice(others)
+                    idx = f"np.argsort({b}, axis={ax}, kind='stable')"
+            return self.node(f"np.take_along_axis({a.text}, {idx}, axis={ax})", [a])
+        if r < 0.9 and nd >= 2:  # beside slices or an integer
+            other = self.r.choice([k for k in range(nd) if k != ax])
+            items = [":"] * nd
+            items[ax] = i.text
+            items[other] = self.r.choice(
+                [
+                    "1:",
+                    "::-1",
+                    ":2",
+                    str(self.r.randrange(a.shape[other])) if a.shape[other] else "1:",
+                ]
+            )
+            while items and items[-1] == ":":
+                items.pop()
+            return self.node(f"{a.p}[{', '.join(items)}]", [a, i])
+        if nd >= 2 and a.shape[ax] and ax + 1 < nd and a.shape[ax + 1]:  # two index arrays
+            j = self.index_array(a.shape[ax + 1], 1)
+            if not _broadcastable(i.shape, j.shape):
+                return None
+            return self.node(f"{a.p}[{pre}{i.text}, {j.text}]", [a, i, j])
+        return self.node(f"{a.p}[{pre}{i.text}]", [a, i])
+
+    def op_select(self, d, fits, int_only):
+        """``a[mask]``: the elements where a mask holds (a length the values decide)."""
+        a = self.array_expr(d)
+        if not 1 <= a.ndim <= 2:
+            return None
+        if self.r.random() < 0.6:
+            c = self.compare(d, lambda s: tuple(s) == a.shape)
+        else:
+            c = self.compare(d, lambda s: tuple(s) == a.shape[:1])
+        if c.shape not in (a.shape, a.shape[:1]):
+            return None
+        self.features.add("select")
+        return self.node(f"{a.p}[{c.text}]", [a, c])
+
     # -- statements ---------------------------------------------------------------------------
     def run(self, lines):
         """Execute new statements in the namespace (Reject if NumPy raises)."""
@@ -989,6 +1119,47 @@ class Gen:
         r1, r2 = self.fresh("r"), self.fresh("r")
         return [f"{name} = {src.text}", f"{r1} = {outs[0]}", f"{r2} = {outs[1]}"]
 
+    def st_scatter(self):
+        """Writes at index arrays (repeats: NumPy's rules) or where a mask holds."""
+        targets = [t for t in self.targets() if t in self.args] or self.targets()
+        if not targets:
+            return None
+        t = self.r.choice(targets)
+        v = self.ns[t]
+        if v.ndim > 3:
+            return None
+        self.features.add("write_scatter")
+        r = self.r.random()
+        if r < 0.2:  # where a mask holds
+            c = self.compare(1, lambda s: tuple(s) == v.shape)
+            if c.shape != v.shape:
+                return None
+            lhs = f"{t}[{c.text}]"
+            if self.r.random() < 0.5:
+                return [f"{lhs} = {self.literal().text}"]
+            rhs = self.rhs_for(v.shape, 1)
+            return [
+                f"{lhs} {self.r.choice(['=', '+='])} ({rhs.text})[{c.text}]"
+                if _fits_into(rhs.shape, v.shape) and rhs.shape == v.shape
+                else f"{lhs} = {self.literal().text}"
+            ]
+        axes = [ax for ax in range(v.ndim) if v.shape[ax]]
+        if not axes:
+            return None
+        ax = self.r.choice(axes) if self.r.random() < 0.3 else axes[0]
+        i = self.index_array(v.shape[ax], 1 if v.ndim > 2 else 2)
+        pre = ":, " * ax
+        try:
+            shape = self.eval(f"{t}[{pre}{i.text}]").shape
+        except Exception:
+            return None
+        rhs = self.rhs_for(shape, self.cfg.depth - 2)
+        if r < 0.35 and ax == 0 and v.dtype.kind != "b":
+            f = self.r.choice(["add", "add", "subtract", "maximum", "multiply"])
+            return [f"np.{f}.at({t}, {i.text}, {rhs.text})"]
+        op = self.r.choice(["=", "=", "+=", "-="]) if v.dtype.kind != "b" else "="
+        return [f"{t}[{pre}{i.text}] {op} {rhs.text}"]
+
     def st_raise(self):
         """A statement on which NumPy raises."""
         arrays = self.values(arrays_only=True)
@@ -998,7 +1169,7 @@ class Gen:
         v = self.ns[a]
         opts = ["empty_max", "add_big_int", "reshape"]
         if v.ndim:
-            opts += ["index", "axis"]
+            opts += ["index", "axis", "gather"]
         if v.dtype.kind in "iu":
             opts += ["neg_pow", "true_div_inplace"]
         if v.dtype.kind == "f":
@@ -1019,6 +1190,10 @@ class Gen:
             return [f"{name} = {a}.reshape({v.size + 1})"]
         if k == "index":
             return [f"{name} = {a}[{v.shape[0]}]"]
+        if k == "gather":
+            n = v.shape[0]
+            i = self.r.choice([f"np.arange({n + 1})", f"np.arange(2) - {n + 1}", f"[{n}]"])
+            return [f"{name} = {a}[{i}]"]
         if k == "axis":
             return [f"{name} = {a}.sum(axis={v.ndim})"]
         if k == "neg_pow":
