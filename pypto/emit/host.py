@@ -190,9 +190,9 @@ class FunctionEmitter:
                 self.binds.append(line)
                 self._add(depth, line)
                 if step.restart:  # nothing written yet: NumPy's answer is the original's
-                    test = " and ".join(guard_test(g) for g in step.guards)
+                    test = " or ".join(guard_test(g.negated()) for g in step.guards)
                     if test:
-                        self._add(depth, f"if not ({test}):  # (sizes PyPTO did not assume)")
+                        self._add(depth, f"if {test}:  # (sizes PyPTO did not assume)")
                         self._add(depth + 1, f"return {self._original()}")
                 else:
                     self._guards(step.guards, depth, f"the size of {step.what}")

@@ -309,13 +309,23 @@ class GraphEmitter:
             pass
         else:
             extent, block, work = (self.dim(x) for x in (c.extent, c.block, c.work))
-            if not sweep:  # one block (as _chunks would run it): its statements here, no
+            small = f"{bare(extent)} <= {block} and {bare(work)} <= {1 << 22}"
+            known = all(isinstance(x, int) for x in (c.extent, c.block, c.work))
+            if not sweep and known:  # sizes known: decided here
+                if c.extent <= c.block and c.work <= 1 << 22:
+                    one = Lines()
+                    one.indent = self.out.indent
+                    one.add(f"_s, _e = 0, {bare(extent)}")
+                    self._outputs(k, region, c, one)
+                    self.out.lines += one.lines
+                    return
+            elif not sweep:  # one block (as _chunks would run it): its statements here, no
                 # closure, no scratch lease (what a small kernel in a loop body pays per call)
                 one = Lines()
                 one.indent = self.out.indent + 1
                 one.add(f"_s, _e = 0, {bare(extent)}")
                 self._outputs(k, region, c, one)
-                self.out.add(f"if {bare(extent)} <= {block} and {bare(work)} <= {1 << 22}:")
+                self.out.add(f"if {small}:")
                 self.out.lines += one.lines
                 self.out.add("else:")
                 self.out.indent += 1
@@ -327,7 +337,7 @@ class GraphEmitter:
             if sweep:  # a sweep's calls are per row: many small calls from two threads
                 work = 0  # contend for the GIL (measured 1.7x slower than one thread)
             self.out.add(f"_chunks(part, {extent}, {block}, {work})")
-            if not sweep:
+            if not sweep and not known:
                 self.out.indent -= 1
 
     def _sweep_target(self, k, scan, region, batch):

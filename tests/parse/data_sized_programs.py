@@ -97,3 +97,21 @@ PROGRAMS = [
     "per_row_selection",
     "empty_selection",
 ]
+
+
+def first_two(x):
+    """``sel[:2]`` assumes two elements; fewer run the original."""
+    sel = x[x > 0]
+    return sel[:2] * 2.0
+
+
+def one_broadcast(x):
+    """A selection of length 1 broadcasts against ``x`` in NumPy."""
+    return np.logaddexp(x[x > 1.0], x)
+
+
+def written_first(x):
+    """An argument written before the selection: no restart (the error names it)."""
+    x[0] = 5.0
+    sel = x[x > 0]
+    return sel[:2]
