@@ -17,6 +17,7 @@ from .errors import ExecutionError, InternalError, PyptoError, execution_error
 from .ir import Graph, Literal
 from .ops.pycode import PYTHON_CODE, python_value
 from .registry import REGISTRY
+from .shapes import unsized
 from .symbolic import Expr, as_symbol, evaluate
 
 
@@ -90,8 +91,6 @@ def _unbound(eqn, key, value):
     """A graph break's result shape with the sizes its values decide left out (their symbols
     are bound after it has run: function.Bind)."""
     if key == "out_shape" and eqn.op == "host_call":
-        from .ops.host_calls import unsized
-
         return unsized(value, dict(eqn.attrs)["sized"])
     return value
 

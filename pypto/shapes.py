@@ -303,3 +303,10 @@ def size_of(shape) -> Dim:
     for d in shape:
         n = mul(n, d)
     return n
+
+
+def unsized(shape, sized) -> tuple:
+    """The shape a graph break's result is checked against: None on the axes the values size
+    (their symbol is bound after it: function.Bind)."""
+    axes = {k for k, _ in sized}
+    return tuple(None if k in axes else d for k, d in enumerate(shape))

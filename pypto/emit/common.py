@@ -319,7 +319,8 @@ def host_call_code(attrs: dict, args: list, fn_code: str, dim, cuda: bool = Fals
     """A graph break as code: the runtime's ``_call`` (``_cuda_call`` on the CUDA target) of
     the function (``fn_code``) on the arguments (the operands' code filled into the
     call's template), checked against the compiled shape and dtype."""
-    from ..ops.host_calls import fill, unsized
+    from ..ops.host_calls import fill
+    from ..shapes import unsized
 
     shape = attr_code(unsized(attrs["out_shape"], attrs["sized"]), dim)
     dtype = attrs["out_dtype"].name

@@ -33,7 +33,7 @@ from ..api import Tensor, _freeze, apply
 from ..dtypes import to_dtype
 from ..errors import ShapeError, execution_error
 from ..registry import OpDef, register
-from ..shapes import size_of
+from ..shapes import size_of, unsized
 from ..symbolic import Expr, floordiv
 from .custom import _derive_shape, _probe_array, probe_sizes
 
@@ -392,13 +392,6 @@ def _impl(*arrays, fn, name, template, kwargs, item, array, out_shape, out_dtype
 
 
 _ATTRS = ("fn", "name", "template", "kwargs", "item", "array", "out_shape", "out_dtype", "sized")
-
-
-def unsized(shape, sized) -> tuple:
-    """The shape a graph break's result is checked against: None on the axes the values size
-    (their symbol is bound after it: function.Bind)."""
-    axes = {k for k, _ in sized}
-    return tuple(None if k in axes else d for k, d in enumerate(shape))
 
 
 def host_call(*operands, **attrs):
